@@ -142,10 +142,13 @@ rx() {
     local got=0
     printf '%s' "$input" | "$WINE" "$W_EXE" "$@" >"$OUT/$n.out" 2>"$OUT/$n.err" || got=$?
     # Wine's own client failing to reach its server says nothing of rxnode, and
-    # the exe has not run when that is all there is: said, and tried once more.
-    if [ ! -s "$OUT/$n.out" ] && grep -q '^wine client error' "$OUT/$n.err" &&
-        ! grep -qv '^wine client error' "$OUT/$n.err"; then
-        echo "  (wine: $(cat "$OUT/$n.err"); the exe did not run: once more)"
+    # the exe has not run when that is all there is; nor has it when a failure
+    # printed nothing at all (rxnode names every failure; seen once under Wine 8
+    # after many runs): said, and tried once more.
+    if [ ! -s "$OUT/$n.out" ] && { { grep -q '^wine client error' "$OUT/$n.err" &&
+        ! grep -qv '^wine client error' "$OUT/$n.err"; } ||
+        { [ "$got" != 0 ] && [ ! -s "$OUT/$n.err" ]; }; }; then
+        echo "  (wine: $(cat "$OUT/$n.err"); exit $got with nothing printed: the exe did not run; once more)"
         "$WINESERVER" -p30 >/dev/null 2>&1 || true
         got=0
         printf '%s' "$input" | "$WINE" "$W_EXE" "$@" >"$OUT/$n.out" 2>"$OUT/$n.err" || got=$?
