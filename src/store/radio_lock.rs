@@ -377,8 +377,19 @@ fn unix_base_dir(
     PathBuf::from(format!("/tmp/rxnode-{uid}"))
 }
 
+/// `%RXNODE_RADIO_LOCK_DIR%` when it is set (test suites); else the user's local
+/// application data folder as Windows knows it (`FOLDERID_LocalAppData`),
+/// whatever `%LOCALAPPDATA%` or `%TMP%` a shell has: two shells of one user always
+/// lock a radio in one folder. The variable, then the temp folder, only when
+/// Windows cannot say.
 #[cfg(windows)]
 fn base_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(LOCK_DIR_ENV)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return d.join("rxnode");
+    }
     known_local_app_data()
         .or_else(|| {
             std::env::var_os("LOCALAPPDATA")
