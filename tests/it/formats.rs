@@ -549,3 +549,56 @@ fn capture_streams_to_a_fifo_and_to_standard_output() {
         .as_f64()
         .is_some_and(|f| (f - 100.1e6).abs() < 1e3));
 }
+
+/// A recording made with a frequency correction (`-p 5` on a radio 5 ppm off)
+/// holds the error left after it, not the radio's: `analyze --freq-cal` called
+/// that residual "radio error". It now says what it is, and the number is the
+/// residual (within 0.05 ppm of zero here).
+#[test]
+fn a_corrected_recordings_freq_cal_is_named_the_error_left_after_the_correction() {
+    use crate::util::{run_fed, Lab};
+    let lab = Lab::new();
+    let rec = lab.local().join("rx_iq/corrected.sigmf-meta");
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "capture",
+            "-d",
+            "driver=rxsim,serial=corr1,pace=0,ppm=5,gsm_freq=935.2e6,gsm_snr_db=10",
+            "-f",
+            "935.2M",
+            "-r",
+            "1M",
+            "-t",
+            "2",
+            "-p",
+            "5",
+            "--record",
+            rec.to_str().unwrap_or_default(),
+        ]),
+        b"",
+    );
+    crate::util::expect_exit(&o, 0, "capture -p 5 --record");
+    let o = run_fed(
+        lab.rxnode().args([
+            "analyze",
+            rec.to_str().unwrap_or_default(),
+            "--freq-cal",
+            "gsm",
+            "--json",
+        ]),
+        b"",
+    );
+    crate::util::expect_exit(&o, 0, "analyze --freq-cal gsm");
+    let a: WithFreqCal = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not an analyze report ({e}): {}", show(&o)));
+    let f = a.freq_cal;
+    assert!(
+        f.detail
+            .contains("error left after the recording's +5.0000 ppm correction")
+            && !f.detail.contains("radio error"),
+        "{}",
+        f.detail
+    );
+    let ppm = f.ppm.unwrap_or(f64::NAN);
+    assert!(ppm.abs() < 0.05, "the residual: {ppm} ({})", f.detail);
+}
