@@ -468,11 +468,11 @@ pub(crate) fn add_clock_blocks(
     max_age_s: f64,
 ) {
     for r in [&mut entry.master, &mut entry.slave] {
-        let radio = crate::store::calibration::Radio {
-            driver: &r.device.driver,
-            serial: r.device.serial.as_deref().unwrap_or_default(),
-            remote: r.device.remote.as_deref().filter(|x| !x.trim().is_empty()),
-        };
+        let radio = crate::store::calibration::Radio::named(
+            &r.device.driver,
+            r.device.serial.as_deref(),
+            r.device.remote.as_deref(),
+        );
         if radio.driver.is_empty() {
             continue;
         }

@@ -289,11 +289,7 @@ pub(crate) fn judge(
 fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>, max_age_s: f64) {
     let device = m.device.clone();
     let radio = match &device {
-        Some(d) => calibration::Radio {
-            driver: &d.driver,
-            serial: d.serial.as_deref().unwrap_or_default(),
-            remote: d.remote.as_deref().filter(|r| !r.trim().is_empty()),
-        },
+        Some(d) => calibration::Radio::named(&d.driver, d.serial.as_deref(), d.remote.as_deref()),
         None => calibration::Radio::default(),
     };
     let mut note = None;

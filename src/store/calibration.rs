@@ -109,6 +109,16 @@ impl<'a> Radio<'a> {
             remote: info.remote.as_deref(),
         }
     }
+
+    /// The radio a result's `device` block names: no serial is an empty one, a
+    /// blank server is none.
+    pub(crate) fn named(driver: &'a str, serial: Option<&'a str>, remote: Option<&'a str>) -> Self {
+        Radio {
+            driver,
+            serial: serial.unwrap_or_default(),
+            remote: remote.filter(|r| !r.trim().is_empty()),
+        }
+    }
 }
 
 /// The radio identity a measurement is kept under; `None` without a serial (a
