@@ -83,9 +83,14 @@ pub(crate) fn stdin_is_terminal() -> bool {
 
 /// Draw `prompt` on `to` and flush it; then, when stdin is a terminal, discard
 /// every byte typed so far (the kernel's pending input; the console input buffer
-/// on Windows), so the next line read was typed after the prompt was on the
-/// screen. Returns whether stdin is a terminal.
-pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
+/// or the MSYS/Cygwin terminal's pipe on Windows), so the next line read was typed
+/// after the prompt was on the screen. Returns whether stdin is a terminal.
+///
+/// A terminal whose typed-ahead input cannot be discarded is an error: no line
+/// read from it could be told apart from one typed before the prompt, so the
+/// caller decides nothing (the watcher stops without a decision, `run` and
+/// `publish` refuse) instead of taking a stale key as consent.
+pub(crate) fn draw_prompt(prompt: &str, to: To) -> std::io::Result<bool> {
     let shell = crate::Shell::default();
     let _ = match to {
         To::Stdout => shell.out_plain(prompt),
@@ -97,17 +102,23 @@ pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
         // console takes its time): wait for that before dropping what was typed.
         #[cfg(unix)]
         drain_output(to);
-        if let Err(e) = discard_typeahead() {
-            tracing::warn!("cannot discard input typed before the prompt: {e}");
-        }
+        discard_typeahead().map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot discard the input typed before the prompt on this terminal ({e}), \
+                     so no answer read from it counts (docs/safety.md#typed-ahead-input)"
+                ),
+            )
+        })?;
     }
-    tty
+    Ok(tty)
 }
 
 /// Draw `prompt` ([`draw_prompt`]) and read one line from stdin
 /// ([`read_line_lossy`]): the one way a command asks the operator for a line.
 pub(crate) fn ask(prompt: &str, to: To) -> std::io::Result<Option<String>> {
-    draw_prompt(prompt, to);
+    draw_prompt(prompt, to)?;
     read_answer()
 }
 
@@ -142,7 +153,9 @@ pub(crate) fn ask_once(prompt: &str, to: To) -> Once {
     if crate::signals::received() {
         return Once::Interrupted;
     }
-    draw_prompt(prompt, to);
+    if let Err(e) = draw_prompt(prompt, to) {
+        return Once::Unreadable(e.to_string());
+    }
     // The read blocks; a signal answers through the channel meanwhile.
     std::thread::spawn(move || {
         let _ = tx.send(Some(read_answer()));
@@ -161,10 +174,18 @@ pub(crate) fn ask_once(prompt: &str, to: To) -> Once {
 /// so far, several lines at once: a buffer in this process would keep the lines
 /// after the first as answers to later prompts, typed before those were drawn.
 /// A pipe is read through the process's buffered stdin (every line counts).
+///
+/// On Windows the same holds for an MSYS/Cygwin terminal (mintty, Git Bash),
+/// which hands a native program a pipe: it is read one byte per `ReadFile`. A
+/// console hands over one line per read in its line mode.
 pub(crate) fn read_answer() -> std::io::Result<Option<String>> {
     #[cfg(unix)]
     if stdin_is_terminal() {
         return read_line_lossy(&mut std::io::BufReader::with_capacity(1, TerminalIn));
+    }
+    #[cfg(windows)]
+    if stdin_is_terminal() && win::stdin_is_pipe() {
+        return read_line_lossy(&mut std::io::BufReader::with_capacity(1, win::PipeIn));
     }
     read_line_lossy(&mut std::io::stdin().lock())
 }
@@ -217,17 +238,106 @@ fn discard_typeahead() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Drop the console input not read yet (`FlushConsoleInputBuffer`).
+/// Drop the console input not read yet (`FlushConsoleInputBuffer`); on an
+/// MSYS/Cygwin terminal, whose input reaches a native program through a pipe,
+/// every byte the pipe holds.
 #[cfg(windows)]
 fn discard_typeahead() -> std::io::Result<()> {
-    use std::os::windows::io::AsRawHandle;
-    let h = std::io::stdin().as_raw_handle();
-    // SAFETY: the handle is this process's stdin console handle; a handle that
-    // is not a console gives an error, nothing else.
-    if unsafe { windows_sys::Win32::System::Console::FlushConsoleInputBuffer(h as _) } == 0 {
-        return Err(std::io::Error::last_os_error());
+    let h = win::stdin_handle();
+    // SAFETY: the handle is this process's stdin handle; a handle that is not a
+    // console gives an error, nothing else.
+    if unsafe { windows_sys::Win32::System::Console::FlushConsoleInputBuffer(h) } != 0 {
+        return Ok(());
     }
-    Ok(())
+    let console = std::io::Error::last_os_error();
+    if !win::stdin_is_pipe() {
+        return Err(console);
+    }
+    win::drain_pipe(h)
+}
+
+/// stdin on Windows when it is the pipe an MSYS/Cygwin terminal gives.
+#[cfg(windows)]
+mod win {
+    use windows_sys::Win32::Foundation::HANDLE;
+
+    /// The most typed-ahead bytes dropped from a terminal's pipe: far more than
+    /// anyone types; a pipe that keeps delivering past it is not a person typing.
+    const MAX_DISCARD: usize = 1 << 20;
+
+    pub(super) fn stdin_handle() -> HANDLE {
+        use std::os::windows::io::AsRawHandle;
+        std::io::stdin().as_raw_handle() as HANDLE
+    }
+
+    /// Whether stdin is a pipe (what `is_terminal` calls a terminal only for an
+    /// MSYS/Cygwin terminal's pipe).
+    pub(super) fn stdin_is_pipe() -> bool {
+        use windows_sys::Win32::Storage::FileSystem::{GetFileType, FILE_TYPE_PIPE};
+        // SAFETY: GetFileType only reads the handle value.
+        unsafe { GetFileType(stdin_handle()) == FILE_TYPE_PIPE }
+    }
+
+    /// stdin as a file, for reads, without taking ownership of the handle.
+    fn stdin_file() -> std::mem::ManuallyDrop<std::fs::File> {
+        use std::os::windows::io::FromRawHandle;
+        // SAFETY: the handle is this process's stdin, open for the process's life;
+        // `ManuallyDrop` keeps it from being closed here.
+        std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_handle(stdin_handle()) })
+    }
+
+    /// Read and drop every byte the pipe `h` holds now, without waiting for more.
+    pub(super) fn drain_pipe(h: HANDLE) -> std::io::Result<()> {
+        use std::io::Read;
+        use windows_sys::Win32::System::Pipes::PeekNamedPipe;
+        let mut buf = [0u8; 4096];
+        let mut dropped = 0usize;
+        loop {
+            let mut avail: u32 = 0;
+            // SAFETY: no data buffer is passed (size 0); `avail` is a live u32.
+            let ok = unsafe {
+                PeekNamedPipe(
+                    h,
+                    std::ptr::null_mut(),
+                    0,
+                    std::ptr::null_mut(),
+                    &mut avail,
+                    std::ptr::null_mut(),
+                )
+            };
+            if ok == 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if avail == 0 {
+                return Ok(());
+            }
+            if dropped >= MAX_DISCARD {
+                return Err(std::io::Error::other(format!(
+                    "more than {MAX_DISCARD} bytes wait on stdin"
+                )));
+            }
+            let want = (avail as usize).min(buf.len());
+            // The bytes are there (peeked), so this read does not wait.
+            match stdin_file().read(&mut buf[..want])? {
+                0 => return Ok(()),
+                got => dropped += got,
+            }
+        }
+    }
+
+    /// The terminal's pipe on stdin, read at most one byte per call and never
+    /// buffered, so what is past the answer's line stays for the next discard.
+    pub(super) struct PipeIn;
+
+    impl std::io::Read for PipeIn {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match buf.first_mut() {
+                // A closed pipe reads as end of input.
+                Some(first) => stdin_file().read(std::slice::from_mut(first)),
+                None => Ok(0),
+            }
+        }
+    }
 }
 
 /// Elsewhere there is no way to reach the terminal's input queue: nothing to drop.
@@ -338,5 +448,93 @@ mod line_tests {
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
         assert!(e.to_string().contains(&limit.to_string()), "{e}");
         assert_eq!(r.position(), limit as u64);
+    }
+}
+
+/// On an MSYS/Cygwin terminal (mintty, Git Bash) a native program's stdin is a
+/// pipe named `msys-…-pty…`: typed-ahead lines must be dropped there too.
+#[cfg(all(test, windows))]
+mod msys_terminal_tests {
+    use super::{draw_prompt, read_answer, stdin_is_terminal, To};
+    use std::io::Write;
+    use std::os::windows::io::FromRawHandle;
+    use windows_sys::Win32::Foundation::{GENERIC_READ, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::Storage::FileSystem::{
+        CreateFileW, OPEN_EXISTING, PIPE_ACCESS_OUTBOUND,
+    };
+    use windows_sys::Win32::System::Console::{GetStdHandle, SetStdHandle, STD_INPUT_HANDLE};
+    use windows_sys::Win32::System::Pipes::{CreateNamedPipeW, PIPE_TYPE_BYTE, PIPE_WAIT};
+
+    #[test]
+    fn lines_typed_before_a_prompt_on_an_msys_terminal_answer_nothing() {
+        let name: Vec<u16> = format!(
+            r"\\.\pipe\msys-1888ae32e00d56aa-pty{}-from-master",
+            std::process::id()
+        )
+        .encode_utf16()
+        .chain([0])
+        .collect();
+        // SAFETY: a NUL-terminated name; no security attributes.
+        let server = unsafe {
+            CreateNamedPipeW(
+                name.as_ptr(),
+                PIPE_ACCESS_OUTBOUND,
+                PIPE_TYPE_BYTE | PIPE_WAIT,
+                1,
+                4096,
+                4096,
+                0,
+                std::ptr::null(),
+            )
+        };
+        assert_ne!(
+            server,
+            INVALID_HANDLE_VALUE,
+            "{}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: the same name; the client end is this process's new stdin.
+        let client = unsafe {
+            CreateFileW(
+                name.as_ptr(),
+                GENERIC_READ,
+                0,
+                std::ptr::null(),
+                OPEN_EXISTING,
+                0,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_ne!(
+            client,
+            INVALID_HANDLE_VALUE,
+            "{}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: `server` is a handle this test owns from here on.
+        let mut keys = unsafe { std::fs::File::from_raw_handle(server) };
+        // SAFETY: GetStdHandle/SetStdHandle take and give handle values only.
+        let before = unsafe { GetStdHandle(STD_INPUT_HANDLE) };
+        assert_ne!(unsafe { SetStdHandle(STD_INPUT_HANDLE, client) }, 0);
+
+        keys.write_all(b"a\ns\n").unwrap();
+        assert!(stdin_is_terminal(), "an msys pty pipe is a terminal");
+        let first = draw_prompt("", To::Stderr);
+        keys.write_all(b"d\nq\n").unwrap();
+        let answer = read_answer();
+        // What is past the answer's line stays in the pipe for the next prompt's discard.
+        let second = draw_prompt("", To::Stderr);
+        keys.write_all(b"x\n").unwrap();
+        let next = read_answer();
+
+        // SAFETY: the handle value saved above; the client handle is closed once.
+        unsafe {
+            SetStdHandle(STD_INPUT_HANDLE, before);
+            drop(std::fs::File::from_raw_handle(client));
+        }
+        assert!(first.unwrap(), "the prompt saw a terminal");
+        assert_eq!(answer.unwrap().as_deref(), Some("d"));
+        assert!(second.unwrap());
+        assert_eq!(next.unwrap().as_deref(), Some("x"));
     }
 }

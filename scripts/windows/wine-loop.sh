@@ -100,8 +100,13 @@ if [ "$UNIT_TESTS" = 1 ]; then
     echo "== unit tests under Wine: $* =="
     for filter in "$@"; do
         # Their temp folders are made in the prefix's %TEMP%, with this umask.
-        "$WINE" "$BIN/unit-tests.exe" "$filter" --test-threads 1 ||
+        out="$("$WINE" "$BIN/unit-tests.exe" "$filter" --test-threads 1 2>&1)" || {
+            printf '%s\n' "$out"
             die "unit tests $filter failed under Wine"
+        }
+        printf '%s\n' "$out"
+        # A filter that matches no test (a test compiled out) is a failure, not a pass.
+        grep -q '^running [1-9]' <<<"$out" || die "unit tests $filter: no test ran under Wine"
     done
     exit 0
 fi

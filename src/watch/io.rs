@@ -122,7 +122,10 @@ impl Io {
         if self.stopping() {
             return Answer::Signal;
         }
-        let tty = crate::term::draw_prompt(prompt, to);
+        let tty = match crate::term::draw_prompt(prompt, to) {
+            Ok(tty) => tty,
+            Err(e) => return Answer::Unreadable(e.to_string()),
+        };
         if tty {
             // Lines a reader delivered before the prompt was drawn are not answers to it.
             self.queued.clear();

@@ -127,6 +127,32 @@ pub fn signal(pid: u32, sig: libc::c_int) {
     }
 }
 
+/// A child process killed and reaped when the guard drops: a test that fails
+/// half-way (a panicking assertion) leaves no watcher running behind it.
+pub struct Reaped(pub Child);
+
+impl std::ops::Deref for Reaped {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reaped {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Spawn `cmd` with all three streams piped, type `input` on its stdin, then close
 /// it (EOF). A child that exits without reading its input is not an error here.
 pub fn spawn_fed(cmd: &mut Command, input: &[u8]) -> Child {

@@ -35,14 +35,16 @@ fn a_prompt_whose_decision_was_not_recorded_is_offered_again_at_the_next_poll() 
     let outboxes = lab.local().join("rx_agent_outbox");
     std::fs::create_dir_all(&outboxes).unwrap();
     unwritable(&outboxes, true);
-    let mut w = lab
-        .rxnode()
-        .args(["watch", "--interval", "0.2"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // Killed and reaped if an assertion below fails: no watcher is left polling.
+    let mut w = util::Reaped(
+        lab.rxnode()
+            .args(["watch", "--interval", "0.2"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut stdin = w.stdin.take().unwrap();
     let stderr = w.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
