@@ -5,9 +5,11 @@
 //! resolves which physical unit its device args open — SoapySDR's own
 //! enumeration of the args, whose first match is the unit `Device::make` opens
 //! ([`rxnode_hw::resolve_unit`]) — and takes an advisory lock named after that
-//! unit's identity (driver, serial, SoapyRemote server, …), so `serial=B`,
+//! unit's identity (driver, serial, …), so `serial=B`,
 //! `driver=x,serial=B,gain=3` and `driver=x,serial=A,serial=B` name one radio
-//! whatever their spelling. The lock is the OS's own file lock
+//! whatever their spelling; a unit a SoapyRemote server offers is named as its
+//! server names it, so the radio reached directly and through a server on this
+//! machine is one radio too. The lock is the OS's own file lock
 //! (`std::fs::File::try_lock`, on every platform), which the kernel drops when
 //! the process ends however it ends, so a lock can never go stale. It lives in
 //! one folder per machine user ([`lock_dir`]), not in a checkout, so rxnode run
@@ -266,7 +268,7 @@ fn files(dir: &Path, identity: &str) -> (PathBuf, PathBuf) {
 
 /// The identity of the physical unit `device` opens: SoapySDR's enumeration of
 /// the args ([`rxnode_hw::resolve_unit`]) gives the unit's driver and the keys
-/// that pick it (serial, SoapyRemote server, …); with no match, the args' own
+/// that pick it (serial, …; [`unit_identity`]); with no match, the args' own
 /// [`identity`].
 pub(crate) fn resolve(device: &str) -> String {
     match rxnode_hw::resolve_unit(device) {
@@ -301,14 +303,32 @@ pub(crate) fn same_radio_twice(devices: &[String], roles: &[&str]) -> Option<Str
 }
 
 /// The identity of an enumerated unit: `driver` and its unit keys, sorted.
+///
+/// A unit a SoapyRemote server offers (`driver=remote`, `remote=URL`,
+/// `remote:driver=D`) is the unit as its server names it: `driver=D` and its
+/// unit keys, without the server. The same radio reached directly and through
+/// a server on this machine (`tcp://127.0.0.1:…`, its own address or name), or
+/// through two spellings of one server, is then one lock, as it is one radio;
+/// two radios on two hosts that share a driver and a serial share a lock too
+/// (one waits for the other, then is refused): the side that never opens a
+/// radio in use.
 fn unit_identity(unit: &BTreeMap<String, String>) -> String {
+    let is_remote = unit
+        .get("driver")
+        .is_some_and(|d| d.trim().eq_ignore_ascii_case("remote"));
+    let served_as = unit
+        .get("remote:driver")
+        .map(|d| d.trim())
+        .filter(|d| is_remote && !d.is_empty());
+    let driver = served_as.or_else(|| unit.get("driver").map(|d| d.trim()));
     let mut parts: Vec<String> = Vec::new();
-    if let Some(d) = unit.get("driver") {
-        parts.push(format!("driver={}", d.trim().to_ascii_lowercase()));
+    if let Some(d) = driver {
+        parts.push(format!("driver={}", d.to_ascii_lowercase()));
     }
     let mut keys: Vec<String> = unit
         .iter()
         .filter(|(k, v)| k.as_str() != "label" && UNIT_KEYS.contains(&k.as_str()) && !v.is_empty())
+        .filter(|(k, _)| served_as.is_none() || k.as_str() != "remote")
         .map(|(k, v)| format!("{k}={}", v.trim()))
         .collect();
     keys.sort();
@@ -587,6 +607,68 @@ mod tests {
             unit_identity(&remote),
             "driver=rxsim,remote=tcp://10.0.0.5:55132,serial=B"
         );
+    }
+
+    #[test]
+    fn a_radio_served_by_soapyremote_locks_as_the_radio_itself() {
+        let unit = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        // As SoapyRemote's client enumerates a server's unit, and as the radio's
+        // own driver enumerates it on the server's machine.
+        let direct = unit(&[
+            ("driver", "rxsim"),
+            ("serial", "B"),
+            ("label", "rxsim simulated radio :: B"),
+        ]);
+        let served = |url: &str| {
+            unit(&[
+                ("driver", "remote"),
+                ("remote", url),
+                ("remote:driver", "rxsim"),
+                ("serial", "B"),
+                ("label", "rxsim simulated radio :: B"),
+            ])
+        };
+        assert_eq!(unit_identity(&direct), "driver=rxsim,serial=B");
+        assert_eq!(
+            unit_identity(&served("tcp://127.0.0.1:55132")),
+            unit_identity(&direct)
+        );
+        assert_eq!(
+            unit_identity(&served("tcp://localhost:55132")),
+            unit_identity(&served("tcp://[::1]:55132"))
+        );
+        // Another unit behind the same server is another radio.
+        let mut other = served("tcp://127.0.0.1:55132");
+        other.insert("serial".into(), "C".into());
+        assert_ne!(unit_identity(&other), unit_identity(&direct));
+        // A server that does not name the unit's own driver: the server stays in it.
+        let mut unnamed = served("tcp://10.0.0.5:55132");
+        unnamed.remove("remote:driver");
+        assert_eq!(
+            unit_identity(&unnamed),
+            "driver=remote,remote=tcp://10.0.0.5:55132,serial=B"
+        );
+        // Two args that reach one radio directly and through a local server are
+        // one lock: the second holder waits, then is refused.
+        let d = tempfile::tempdir().unwrap();
+        let id = unit_identity(&direct);
+        let _held =
+            RadioLock::acquire_in(d.path(), &id, "driver=rxsim,serial=B", "capture", WAIT).unwrap();
+        let via = unit_identity(&served("tcp://127.0.0.1:55132"));
+        let err = RadioLock::acquire_in(
+            d.path(),
+            &via,
+            "driver=remote,remote=tcp://127.0.0.1:55132,remote:driver=rxsim,serial=B",
+            "run T1 step 1",
+            Duration::from_millis(200),
+        )
+        .unwrap_err();
+        assert!(err.downcast_ref::<RadioBusy>().is_some(), "{err:#}");
     }
 
     const A: &str = "driver=rxsim,serial=1";
