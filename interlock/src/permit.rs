@@ -155,6 +155,12 @@ pub fn authorize(
     })
 }
 
+/// How far a driver's actual TX LO may sit from the permit's, Hz: drivers round to
+/// their synthesizer's step, and the TX path refuses to key a radio whose read-back
+/// LO is further off. The policy's range check counts it on both sides of the span,
+/// so a rounded LO never puts the tone outside the allowed range.
+pub const TX_LO_TOLERANCE_HZ: f64 = 1.0;
+
 /// Check a `tx_tone` step against the node's TX policy alone (no approval or
 /// authorization involved): a pre-flight, so the operator is never asked to
 /// authorize what the policy refuses. [`authorize`] applies the same check.
@@ -187,15 +193,17 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
             "tx_tone parameters must be finite and positive".to_owned(),
         ));
     }
-    let lo = step.frequency_hz - step.tone_offset_hz.abs();
-    let hi = step.frequency_hz + step.tone_offset_hz.abs();
+    // Tone, image and LO leakage lie within LO ± |offset|; the LO itself may land
+    // up to TX_LO_TOLERANCE_HZ off the asked frequency.
+    let lo = step.frequency_hz - step.tone_offset_hz.abs() - TX_LO_TOLERANCE_HZ;
+    let hi = step.frequency_hz + step.tone_offset_hz.abs() + TX_LO_TOLERANCE_HZ;
     if !tx
         .allowed_ranges_hz
         .iter()
         .any(|[a, b]| *a <= lo && hi <= *b)
     {
         return Err(Error::Policy(format!(
-            "on-air span {lo} Hz .. {hi} Hz (tone, image and LO leakage) is not inside any tx.allowed_ranges_hz {:?}",
+            "on-air span {lo} Hz .. {hi} Hz (tone, image and LO leakage, with ±{TX_LO_TOLERANCE_HZ} Hz for the driver's LO rounding) is not inside any tx.allowed_ranges_hz {:?}",
             tx.allowed_ranges_hz
         )));
     }
@@ -541,15 +549,18 @@ mod tests {
 
     #[test]
     fn on_air_span_edges() {
-        // Tone at 433.92e6 ± 50e3 → 433.87e6 .. 433.97e6.
+        // Tone at 433.92e6 ± 50e3 → 433.87e6 .. 433.97e6, and the LO may land 1 Hz off.
         let t = tx_task();
         assert!(
-            go(&t, &policy(&[[433.87e6, 433.97e6]], 10.0, 2.0)).is_ok(),
-            "exact span fits"
+            go(&t, &policy(&[[433.87e6 - 1.0, 433.97e6 + 1.0]], 10.0, 2.0)).is_ok(),
+            "the span with the LO's rounding fits"
         );
         for r in [
-            [433.87e6 + 1.0, 433.97e6],
-            [433.87e6, 433.97e6 - 1.0],
+            // A tone placed exactly on the range's edge: a driver rounding its LO
+            // by up to 1 Hz would put it outside.
+            [433.87e6, 433.97e6],
+            [433.87e6 - 1.0, 433.97e6],
+            [433.87e6, 433.97e6 + 1.0],
             [433.0e6, 433.9e6],
         ] {
             assert!(
@@ -567,14 +578,23 @@ mod tests {
         assert!(go(&t, &policy(&[[1e6, 2e6], [433.0e6, 434.0e6]], 10.0, 2.0)).is_ok());
         // A negative offset: image on the other side, same span.
         let neg = tx_with(&TX_STEP.replace("50e3", "-50e3"));
-        assert!(go(&neg, &policy(&[[433.87e6, 433.97e6]], 10.0, 2.0)).is_ok());
+        assert!(go(
+            &neg,
+            &policy(&[[433.87e6 - 1.0, 433.97e6 + 1.0]], 10.0, 2.0)
+        )
+        .is_ok());
         assert!(
             go(&neg, &policy(&[[433.92e6, 434.0e6]], 10.0, 2.0)).is_err(),
             "image below LO must be allowed too"
         );
         // Zero offset: only the LO.
         let zero = tx_with(&TX_STEP.replace("50e3", "0"));
-        assert!(go(&zero, &policy(&[[433.92e6, 433.92e6 + 1.0]], 10.0, 2.0)).is_ok());
+        assert!(go(
+            &zero,
+            &policy(&[[433.92e6 - 1.0, 433.92e6 + 1.0]], 10.0, 2.0)
+        )
+        .is_ok());
+        assert!(go(&zero, &policy(&[[433.92e6, 433.92e6 + 1.0]], 10.0, 2.0)).is_err());
     }
 
     proptest! {
@@ -614,7 +634,7 @@ mod tests {
             let mut ranges: Vec<[f64; 2]> = ranges.iter().map(|(lo, w)| [*lo, lo + w + 1.0]).collect();
             // Often add a range around the on-air span: just wider, exact, or just too narrow.
             if let Some(m) = cover {
-                let (lo, hi) = (freq - off.abs(), freq + off.abs());
+                let (lo, hi) = (freq - off.abs() - TX_LO_TOLERANCE_HZ, freq + off.abs() + TX_LO_TOLERANCE_HZ);
                 ranges.push([lo - m, hi + m]);
             }
             let pol = Policy { rx: Default::default(), tx: has_tx.then(|| crate::TxPolicy {
@@ -623,7 +643,7 @@ mod tests {
             let approval = Approval::new(&task, "c", AT);
             let result = verify_authorization(&task, &approval, &phrase, AT)
                 .and_then(|auth| authorize(&task, &approval, auth, step_index, &pol));
-            let (lo, hi) = (freq - off.abs(), freq + off.abs());
+            let (lo, hi) = (freq - off.abs() - TX_LO_TOLERANCE_HZ, freq + off.abs() + TX_LO_TOLERANCE_HZ);
             let expected = task.risk() == RiskLevel::Red && tx && hw
                 && phrase == "AUTHORIZE RF TX"
                 && step_index == 0

@@ -335,11 +335,22 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
             )),
         );
     }
-    if !rep.complete() {
+    if sent < planned {
         return (
             Status::Fail,
             Some(format!(
                 "sent {sent} of {planned} planned samples: the driver did not take the rest within the permit's duration"
+            )),
+        );
+    }
+    if !rep.complete() {
+        return (
+            Status::Fail,
+            Some(format!(
+                "the TX stream was active {:.3} s, shorter than the {:.3} s its {planned} samples take at {} S/s: the tone's end was not on air",
+                rep.on_air_s,
+                planned as f64 / rep.sample_rate_hz,
+                rep.sample_rate_hz
             )),
         );
     }

@@ -6,7 +6,7 @@ use super::tx_tone::{drive_watched, Driven, Keyed, Tone, KEY_OFF_GRACE};
 use super::{parse_args, unix_now, Ctl, RxRadio};
 use crate::Error;
 use num_complex::Complex;
-use rxnode_interlock::TxPermit;
+use rxnode_interlock::{TxPermit, TX_LO_TOLERANCE_HZ};
 use serde::{Deserialize, Serialize};
 use soapysdr::Direction;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,10 +88,14 @@ pub struct TxReport {
 
 impl TxReport {
     /// Whether everything planned went on air within the permit: every planned
-    /// sample accepted, not cut short, the stream torn down in time and confirmed
+    /// sample accepted, the stream active at least as long as those samples take
+    /// at the rate (a driver that buffers still holds the tone's end when the last
+    /// write returns), not cut short, the stream torn down in time and confirmed
     /// off by the driver.
     pub fn complete(&self) -> bool {
+        let needed_s = self.samples_planned as f64 / self.sample_rate_hz;
         self.samples_sent >= self.samples_planned
+            && self.on_air_s >= needed_s
             && !self.cancelled
             && self.past_permit_s <= 0.0
             && self.state_unknown_s.is_none()
@@ -365,9 +369,5 @@ fn tune_and_verify(tx: &Ctl<'_>, p: &TxPermit) -> Result<OnAir, Error> {
     Ok(OnAir { rate, lo, gain })
 }
 
-/// How far the driver's actual TX LO may sit from the permit's (drivers round to
-/// their synthesizer's step; anything more would move the on-air span the
-/// policy approved).
-const TX_LO_TOLERANCE_HZ: f64 = 1.0;
 /// How much more TX gain than permitted the driver may report (its rounding).
 const TX_GAIN_TOLERANCE_DB: f64 = 0.5;

@@ -212,9 +212,13 @@ fn drive(mut guard: TxGuard, tone: &Tone, shared: &Shared) -> Result<(bool, Inst
         op: "activate tx stream".into(),
         message: e.message,
     })?;
-    shared.update(|p| p.confirmed = Some(Instant::now()));
+    let active = Instant::now();
+    shared.update(|p| p.confirmed = Some(active));
     tracing::warn!(args = %tone.args, "TX on");
-    let (sent, cancelled) = send_tone(&mut guard, tone, shared, activating, started)?;
+    let (sent, mut cancelled) = send_tone(&mut guard, tone, shared, activating, started)?;
+    if !cancelled {
+        cancelled = let_the_tone_out(tone, shared, activating, active, sent);
+    }
     // A radio on another host whose server died fails here: the node then knows
     // only what it sent, not whether the far transmitter stopped. Say so.
     guard.0.deactivate(None).map_err(|e| Error::Stream {
@@ -228,6 +232,33 @@ fn drive(mut guard: TxGuard, tone: &Tone, shared: &Shared) -> Result<(bool, Inst
     let off = Instant::now();
     drop(guard);
     Ok((cancelled, off))
+}
+
+/// Keep the stream active until the samples handed over have had their own
+/// duration on air since the activation returned — never past the permit's limit
+/// from the activation asked. The driver (USB transfer queues, a SoapyRemote
+/// link) still holds up to [`TX_LEAD`] of tone when the last write returns: a
+/// deactivate then would cut the tone's end off, and it would be reported whole.
+/// Returns whether `stop` ended the wait (the end of the tone was then cut).
+fn let_the_tone_out(
+    tone: &Tone,
+    shared: &Shared,
+    activating: Instant,
+    active: Instant,
+    sent: u64,
+) -> bool {
+    let needed = Duration::try_from_secs_f64(sent as f64 / tone.rate).unwrap_or(Duration::MAX);
+    let until = (active + needed).min(activating + tone.limit);
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return false;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(2)));
+    }
 }
 
 /// Write the tone at `rate` until its duration (by sample count and by the

@@ -374,7 +374,8 @@ fn check_rest(r: &Value, v: &mut V<'_>) {
 
 /// The tone's status agrees with its record, by the rule `run` applies
 /// (docs/safety.md#time-on-air): a `tx_tone` check is PASS only when every
-/// planned sample was sent, nothing cut it short and it was on air no longer than
+/// planned sample was sent, the stream was active at least as long as those
+/// samples take, nothing cut it short and it was on air no longer than
 /// its samples last plus the 0.25 s key-off grace; a tone keyed past that (by
 /// `past_permit_s`, `state_unknown_s` or `on_air_s` itself) is never PASS nor
 /// PARTIAL. A record in another build's shape is not read.
@@ -447,6 +448,14 @@ fn check_tone(r: &Value, checks: Option<&[Check]>, v: &mut V<'_>) {
         short.push(format!(
             "tx.samples_sent {} of {} planned",
             t.samples_sent, t.samples_planned
+        ));
+    }
+    // Active for less time than its samples take at the rate: the driver still
+    // held the tone's end when the stream was deactivated.
+    if lasts_s.is_finite() && t.on_air_s < lasts_s - 1e-9 {
+        short.push(format!(
+            "tx.on_air_s {} s is shorter than the {lasts_s:.3} s its {} samples take at {} S/s",
+            t.on_air_s, t.samples_planned, t.sample_rate_hz
         ));
     }
     if t.cancelled {

@@ -604,10 +604,10 @@ fn an_optional_field_left_out_is_refused_and_null_accepted() {
 #[test]
 fn a_tone_is_pass_only_when_its_record_says_it_was_whole_and_within_its_permit() {
     let tone = json!({"cancelled": false, "device": "driver=rxsim,serial=TX1",
-        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 0.95, "past_permit_s": 0.0,
+        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 1.02, "past_permit_s": 0.0,
         "sample_rate_hz": 2e6, "samples_planned": 2_000_000, "samples_sent": 2_000_000,
         "started_at": "2026-01-01T10:05:01.000Z", "state_unknown_s": null,
-        "stopped_at": "2026-01-01T10:05:01.950Z", "tone_offset_hz": 1e5});
+        "stopped_at": "2026-01-01T10:05:02.020Z", "tone_offset_hz": 1e5});
     let with = |status: &str, edit: &dyn Fn(&mut Value)| {
         problems_after(|v| {
             let mut t = tone.clone();
@@ -666,6 +666,11 @@ fn a_tone_is_pass_only_when_its_record_says_it_was_whole_and_within_its_permit()
             "tx.samples_sent 1900000 of 2000000 planned",
         ),
         (&|t| t["cancelled"] = json!(true), "tx.cancelled is true"),
+        // Deactivated while the driver still held the tone's last 50 ms.
+        (
+            &|t| t["on_air_s"] = json!(0.95),
+            "tx.on_air_s 0.95 s is shorter than the 1.000 s its 2000000 samples take at 2000000 S/s",
+        ),
         (
             &|t| t["keyed_off_by"] = json!("SIGTSTP"),
             "tx.keyed_off_by is \"SIGTSTP\"",
@@ -688,10 +693,10 @@ fn a_tone_is_pass_only_when_its_record_says_it_was_whole_and_within_its_permit()
 #[test]
 fn a_transmission_is_recorded_only_under_a_red_task_with_rf_tx_authorization() {
     let tone = json!({"cancelled": false, "device": "driver=rxsim,serial=TX1",
-        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 0.95, "past_permit_s": 0.0,
+        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 1.02, "past_permit_s": 0.0,
         "sample_rate_hz": 2e6, "samples_planned": 2_000_000, "samples_sent": 2_000_000,
         "started_at": "2026-01-01T10:05:01.000Z", "state_unknown_s": null,
-        "stopped_at": "2026-01-01T10:05:01.950Z", "tone_offset_hz": 1e5});
+        "stopped_at": "2026-01-01T10:05:02.020Z", "tone_offset_hz": 1e5});
     let with = |tx: Value, risk: &str, auth: Value, status: &str| {
         problems_after(|v| {
             v["tx"] = tx.clone();
