@@ -9,14 +9,25 @@ use crate::exit::bad_input;
 use anyhow::{Context, Result};
 use std::path::Path;
 
-/// The folder in the outbox where the new result files are rendered and validated
-/// before they replace the old ones.
-pub(crate) const STAGING: &str = ".mark-completed.tmp";
+/// The folder where the new result files of the task whose outbox is `outbox` are
+/// rendered and validated before they replace the old ones:
+/// `.tmp-<ID>.mark-completed` beside the outbox, among the outbox folder's other
+/// temporary folders, which nothing reads. Never inside the outbox, where every
+/// entry must be a regular file: a `mark-completed` killed while staging left a
+/// folder there, and every later command refused the checkout for it ("outbox
+/// file … is not a regular file").
+pub(crate) fn staging(outbox: &Path) -> std::path::PathBuf {
+    let id = outbox
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    outbox.with_file_name(format!(".tmp-{id}.mark-completed"))
+}
 
-/// Every file [`complete`] creates under the outbox, for the check that Git ignores
-/// each before it is created.
+/// Every file [`complete`] creates under the outbox folder, for the check that Git
+/// ignores each before it is created.
 pub(crate) fn files_created(outbox: &Path) -> Vec<std::path::PathBuf> {
-    let staging = outbox.join(STAGING);
+    let staging = staging(outbox);
     let mut files: Vec<_> = [super::model::RESULT_MD, RESULT_JSON]
         .iter()
         .flat_map(|n| [staging.join(n), outbox.join(n)])
@@ -140,8 +151,9 @@ pub(crate) fn complete(
     if let Some(e) = r.timeline.order_after_clock_step(super::model::Keep::End) {
         r.errors.push(e);
     }
-    let staging = outbox.join(STAGING);
-    // A folder left by a process killed here holds nothing that counts.
+    let staging = staging(outbox);
+    // A folder left by a process killed here holds nothing that counts (the run
+    // lock the caller holds keeps a second `mark-completed` out meanwhile).
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir(&staging)
         .with_context(|| format!("cannot stage the result in {}", staging.display()))?;
@@ -185,6 +197,49 @@ pub(crate) fn check_as_is(outbox: &Path, checkout: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `mark-completed` killed (SIGKILL, power loss) while it stages a manual
+    /// result leaves its staging folder with half of what it wrote. That must not
+    /// make the node's files untrusted: every later command (status, publish,
+    /// `mark-completed` again) refused the checkout for it ("outbox file
+    /// …/.mark-completed.tmp is not a regular file") until a person moved it. The
+    /// next `mark-completed` clears it and writes the result.
+    #[test]
+    fn a_staging_folder_left_by_a_killed_mark_completed_is_no_finding_and_is_cleared() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = crate::store::paths::Paths::new(d.path());
+        let id = rxnode_interlock::TaskId::parse("R_1").unwrap();
+        let outbox = paths.outbox(&id);
+        std::fs::create_dir_all(&outbox).unwrap();
+        let t = super::super::test_util::task(false);
+        write_result_files(&outbox, &RxResult::manual_skeleton(&t, "", None)).unwrap();
+        let f = crate::store::trust::findings(&paths);
+        assert!(f.is_empty(), "{f:?}");
+        // What the kill leaves: every folder among the files `mark-completed`
+        // creates, with a half-written file in it.
+        let created = files_created(&outbox);
+        let folders: Vec<&std::path::PathBuf> = created
+            .iter()
+            .filter(|p| created.iter().any(|q| q.parent() == Some(p.as_path())))
+            .collect();
+        assert!(!folders.is_empty(), "{created:?}");
+        for f in &folders {
+            std::fs::create_dir_all(f).unwrap();
+            std::fs::write(f.join(".RX_RESULT.md.tmp-1"), b"# half").unwrap();
+        }
+        let f = crate::store::trust::findings(&paths);
+        assert!(f.is_empty(), "{f:?}");
+        complete(
+            &outbox,
+            d.path(),
+            ManualStatus::Pass,
+            Some("cable checked"),
+            "2026-01-01T12:00:00+00:00",
+        )
+        .unwrap();
+        assert!(folders.iter().all(|f| !f.exists()), "{folders:?}");
+        check_as_is(&outbox, d.path()).unwrap();
+    }
 
     /// A note with a control character or over the length limit is refused naming the
     /// `note` field (the command tells it as `--note`), exit 2; a good one is one line.

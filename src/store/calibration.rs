@@ -147,10 +147,19 @@ pub(crate) fn path(paths: &Paths) -> PathBuf {
     paths.local.join(CALIBRATION_FILE)
 }
 
-/// The file and its temporary twin: what [`record`] may create.
+/// `.local/calibration.lock`: held while [`record`] reads, changes and writes the file.
+fn lock_path(paths: &Paths) -> PathBuf {
+    paths.local.join("calibration.lock")
+}
+
+/// The file, its temporary twin and its lock: what [`record`] may create.
 pub(crate) fn created_paths(paths: &Paths) -> Vec<PathBuf> {
     let p = path(paths);
-    vec![p.clone(), crate::store::fsutil::atomic_tmp(&p)]
+    vec![
+        p.clone(),
+        crate::store::fsutil::atomic_tmp(&p),
+        lock_path(paths),
+    ]
 }
 
 /// The measurements; an empty set when there is no file. A file that is not a
@@ -179,12 +188,17 @@ pub(crate) fn lookup(paths: &Paths, radio: Radio<'_>) -> Result<Option<Measureme
 }
 
 /// Keep `m` as the radio's newest measurement. Refused, with nothing written, when
-/// Git would not ignore the file; `Ok(false)` when the radio has no serial.
+/// Git would not ignore the file; `Ok(false)` when the radio has no serial. The
+/// file is read, changed and written under an exclusive OS lock on
+/// `.local/calibration.lock`, as the health file is: two calibrations at once (two
+/// radios calibrated in two terminals, a run's `freq_cal` step beside `clkin
+/// calibrate`) each read the file before the other wrote it, and the one written
+/// last dropped the other's measurement, both having said it was kept.
 pub(crate) fn record(paths: &Paths, radio: Radio<'_>, m: Measurement) -> Result<bool> {
     let Some(id) = identity(radio) else {
         return Ok(false);
     };
-    crate::store::trust::check_created(paths, &created_paths(paths))?;
+    let _guard = crate::store::trust::lock_local_file(paths, &lock_path(paths), &path(paths))?;
     let mut f = load(paths)?;
     let entry = f.radios.entry(id).or_insert_with(|| RadioCalibration {
         driver: radio.driver.trim().to_owned(),
@@ -361,6 +375,57 @@ mod tests {
             serial,
             remote: None,
         }
+    }
+
+    /// Two calibrations recorded at once, each of its own radios: every
+    /// measurement is kept. Without the lock each read the file before the other
+    /// wrote it, and the one written last dropped the other's radios.
+    #[test]
+    fn calibrations_recorded_at_once_are_all_kept() {
+        let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        git2::Repository::init(d.path()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let paths = Paths::new(d.path());
+        // The node key exists before the two start.
+        assert!(record(&paths, r("rxsim", "first"), m(0.5)).unwrap_or(false));
+        const EACH: usize = 40;
+        let failures: Vec<String> = std::thread::scope(|s| {
+            let workers: Vec<_> = ["x", "y"]
+                .iter()
+                .map(|who| {
+                    let paths = &paths;
+                    s.spawn(move || {
+                        (0..EACH)
+                            .filter_map(|i| {
+                                let serial = format!("{who}{i}");
+                                record(paths, r("rxsim", &serial), m(i as f64))
+                                    .err()
+                                    .map(|e| format!("{serial}: {e:#}"))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_else(|_| vec!["panicked".into()]))
+                .collect()
+        });
+        assert!(failures.is_empty(), "{failures:?}");
+        let kept = load(&paths).unwrap_or_else(|e| panic!("{e:#}")).radios;
+        let lost: Vec<String> = ["x", "y"]
+            .iter()
+            .flat_map(|who| (0..EACH).map(move |i| format!("{who}{i}")))
+            .filter(|serial| lookup(&paths, r("rxsim", serial)).ok().flatten().is_none())
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "{} of {} lost: {lost:?}",
+            lost.len(),
+            2 * EACH
+        );
+        assert_eq!(kept.len(), 2 * EACH + 1);
     }
 
     #[test]

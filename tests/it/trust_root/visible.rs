@@ -125,9 +125,9 @@ fn an_approval_whose_outbox_git_would_see_writes_no_outbox() {
     assert_eq!(rig.lab.porcelain(), "", "git status sees node files");
 }
 
-/// `mark-completed --status` renders the result in a staging folder of the outbox:
-/// a committed `.gitignore` that un-ignores that folder (the outbox itself stays
-/// ignored) gets a refusal naming it, and nothing is written or changed.
+/// `mark-completed --status` renders the result in a staging folder beside the
+/// outbox: a committed `.gitignore` that un-ignores that folder (the outbox itself
+/// stays ignored) gets a refusal naming it, and nothing is written or changed.
 #[test]
 fn a_manual_result_whose_staging_folder_git_would_see_is_refused() {
     let rig = Rig::new();
@@ -137,8 +137,7 @@ fn a_manual_result_whose_staging_folder_git_would_see_is_refused() {
         ".gitignore",
         format!(
             "!/.local/\n/.local/*\n!/.local/rx_agent_outbox/\n/.local/rx_agent_outbox/*\n\
-             !/.local/rx_agent_outbox/{id}/\n/.local/rx_agent_outbox/{id}/*\n\
-             !/.local/rx_agent_outbox/{id}/.mark-completed.tmp/\n"
+             !/.local/rx_agent_outbox/.tmp-{id}.mark-completed/\n"
         )
         .as_bytes(),
     );
@@ -149,10 +148,14 @@ fn a_manual_result_whose_staging_folder_git_would_see_is_refused() {
         &rig,
         &["mark-completed", id, "--status", "PASS", "--note", "done"],
         "",
-        &format!(".local/rx_agent_outbox/{id}/.mark-completed.tmp"),
+        &format!(".local/rx_agent_outbox/.tmp-{id}.mark-completed"),
         "un-ignored staging folder",
     );
-    assert!(!rig.lab.outbox(id).join(".mark-completed.tmp").exists());
+    let staging = rig
+        .lab
+        .outbox(id)
+        .with_file_name(format!(".tmp-{id}.mark-completed"));
+    assert!(!staging.exists());
     assert_eq!(std::fs::read(&json).unwrap(), before);
     assert_eq!(rig.lab.status_of(id), "approved");
 }
