@@ -37,9 +37,45 @@ struct Written {
     unverified: usize,
 }
 
+/// Characters of one word after which a page offers the browser a line break
+/// (`<wbr>`): no word from elsewhere is wider than about this many characters.
+const WORD_CHARS: usize = 20;
+
+/// Text for an element's content: [`esc_attr`], and a `<wbr>` after every
+/// [`WORD_CHARS`] characters of one word, so that a long word (a title or a note
+/// without spaces) wraps instead of widening its table and the page.
+pub(super) fn esc(s: &str) -> String {
+    breakable(&esc_attr(s))
+}
+
+/// Escaped HTML text with a `<wbr>` after every [`WORD_CHARS`] characters that
+/// are not white space: an entity (`&amp;`) counts as one character and is never
+/// split, and no break goes before a combining mark (it stays on its letter).
+fn breakable(html: &str) -> String {
+    let mut o = String::with_capacity(html.len());
+    let mut word = 0usize;
+    let mut in_entity = false;
+    for c in html.chars() {
+        if in_entity {
+            in_entity = c != ';';
+        } else if c.is_whitespace() {
+            word = 0;
+        } else {
+            if word >= WORD_CHARS && !rxnode_interlock::is_stacking_mark(c) {
+                o.push_str("<wbr>");
+                word = 0;
+            }
+            word += 1;
+            in_entity = c == '&';
+        }
+        o.push(c);
+    }
+    o
+}
+
 /// `&`, `<`, `>`, `"` and `'` as entities; control and format characters as
 /// their escaped form (as a terminal shows them).
-pub(super) fn esc(s: &str) -> String {
+pub(super) fn esc_attr(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     let mut e = rxnode_interlock::Escaper::default();
     for c in s.chars() {
@@ -62,14 +98,22 @@ pub(super) fn esc(s: &str) -> String {
 /// text and address, an image its description.
 pub(super) fn markdown_html(md: &str) -> String {
     let mut links: Vec<String> = Vec::new();
+    // Characters of the word running on from the previous text or code.
+    let mut word = 0usize;
     let events = Parser::new_ext(md, super::term_md::options()).flat_map(|ev| {
+        if !matches!(
+            ev,
+            Event::Text(_) | Event::Code(_) | Event::Html(_) | Event::InlineHtml(_)
+        ) {
+            word = 0;
+        }
         let out: Vec<Event<'_>> = match ev {
             Event::Html(t) | Event::InlineHtml(t) => {
                 // The machine trailer is for the validator, not for a reader.
                 if t.trim_start().starts_with("<!-- rxnode-result") {
                     vec![]
                 } else {
-                    vec![Event::Text(t)]
+                    broken_words(&visible(&t), &mut word)
                 }
             }
             Event::Start(Tag::Link { dest_url, .. }) => {
@@ -81,8 +125,21 @@ pub(super) fn markdown_html(md: &str) -> String {
                 None => vec![],
             },
             Event::Start(Tag::Image { .. }) | Event::End(TagEnd::Image) => vec![],
-            Event::Text(t) => vec![Event::Text(CowStr::from(visible(&t)))],
-            Event::Code(t) => vec![Event::Code(CowStr::from(visible(&t)))],
+            Event::Text(t) => broken_words(&visible(&t), &mut word),
+            Event::Code(t) => {
+                let mut v = vec![Event::InlineHtml(CowStr::from("<code>"))];
+                v.extend(broken_words(&visible(&t), &mut word));
+                v.push(Event::InlineHtml(CowStr::from("</code>")));
+                v
+            }
+            Event::Start(Tag::Table(a)) => vec![
+                Event::InlineHtml(CowStr::from("<div class=\"wide\">")),
+                Event::Start(Tag::Table(a)),
+            ],
+            Event::End(TagEnd::Table) => vec![
+                Event::End(TagEnd::Table),
+                Event::InlineHtml(CowStr::from("</div>")),
+            ],
             other => vec![other],
         };
         out
@@ -90,6 +147,29 @@ pub(super) fn markdown_html(md: &str) -> String {
     let mut s = String::new();
     html::push_html(&mut s, events);
     s
+}
+
+/// `text` as text events with a `<wbr>` between them after every [`WORD_CHARS`]
+/// characters that are not white space (`word`: those already run on), as
+/// [`esc`] breaks the page's own text.
+fn broken_words(text: &str, word: &mut usize) -> Vec<Event<'static>> {
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    for c in text.chars() {
+        if c.is_whitespace() {
+            *word = 0;
+        } else {
+            if *word >= WORD_CHARS && !rxnode_interlock::is_stacking_mark(c) {
+                out.push(Event::Text(CowStr::from(std::mem::take(&mut piece))));
+                out.push(Event::InlineHtml(CowStr::from("<wbr>")));
+                *word = 0;
+            }
+            *word += 1;
+        }
+        piece.push(c);
+    }
+    out.push(Event::Text(CowStr::from(piece)));
+    out
 }
 
 /// Control and format characters shown escaped (pulldown-cmark escapes the markup).
@@ -107,12 +187,16 @@ fn visible(s: &str) -> String {
         .collect()
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}\
+// Every text on a page came from elsewhere and may be one long word (a title or a
+// note without spaces, a hostile node's 20 000 characters): `esc` offers a line
+// break every `WORD_CHARS` characters of a word, a table too wide all the same
+// scrolls inside its own box (`.wide`), as a `pre` block does.
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222;overflow-wrap:break-word}\
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}code{background:#f4f4f4;padding:0 .2em}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}\
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}.PASS,.alive,.ok{color:#080;font-weight:bold}\
 .FAIL,.silent,.bad{color:#b00;font-weight:bold}.PARTIAL,.BLOCKED,.stale,.stopped{color:#b60;font-weight:bold}\
-nav{margin-bottom:1em}.problems{color:#b00}td.name,td.state{white-space:nowrap}";
+nav{margin-bottom:1em}.problems{color:#b00}td.state{white-space:nowrap}.wide{overflow-x:auto}";
 
 /// One page: a title, the style, no script allowed.
 fn page(title: &str, body: &str) -> String {
@@ -120,7 +204,7 @@ fn page(title: &str, body: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self'; style-src 'unsafe-inline'\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
-        esc(title)
+        esc_attr(title)
     )
 }
 
@@ -229,7 +313,7 @@ pub(super) fn cmd_report(
     }
     let body = format!(
         "<h1>RX fleet</h1>\n<p>{} node(s); {} of {total} result(s) shown. Written by rxnode from the fetched results branches (<code>rx-node</code>, every <code>rx-results/NODE</code>) and status branches.</p>\n\
-<h2>Nodes</h2>\n{}\n<h2>Results</h2>\n<table>\n<tr><th>Task</th><th>Node</th><th>Status</th><th>Completed</th><th>Verification</th><th>Pictures</th></tr>\n{index_rows}</table>\n",
+<h2>Nodes</h2>\n{}\n<h2>Results</h2>\n<div class=\"wide\"><table>\n<tr><th>Task</th><th>Node</th><th>Status</th><th>Completed</th><th>Verification</th><th>Pictures</th></tr>\n{index_rows}</table></div>\n",
         nodes.len(),
         w.results,
         nodes_table(&nodes)
@@ -253,7 +337,7 @@ fn nodes_table(nodes: &[NodeRow]) -> String {
     let s = |v: &Value, k: &str| esc(v.get(k).and_then(Value::as_str).unwrap_or("?"));
     let n_or = |v: Option<u64>| v.map_or("?".to_owned(), |x| x.to_string());
     let mut t = String::from(
-        "<table>\n<tr><th>Node</th><th>State</th><th>Last heartbeat</th><th>Queue</th><th>Radios</th><th>Last result</th><th>Refusals</th><th>Problems</th></tr>\n",
+        "<div class=\"wide\"><table>\n<tr><th>Node</th><th>State</th><th>Last heartbeat</th><th>Queue</th><th>Radios</th><th>Last result</th><th>Refusals</th><th>Problems</th></tr>\n",
     );
     for n in nodes {
         let radios: Vec<String> = n
@@ -296,7 +380,7 @@ fn nodes_table(nodes: &[NodeRow]) -> String {
             n.problems.iter().map(|p| esc(p)).collect::<Vec<_>>().join("<br>")
         );
     }
-    t.push_str("</table>");
+    t.push_str("</table></div>");
     t
 }
 
@@ -349,8 +433,8 @@ fn result_page(
         let _ = writeln!(
             body,
             "<p><img src=\"{name}/{}\" alt=\"{}\"></p>",
-            esc(file),
-            esc(file)
+            esc_attr(file),
+            esc_attr(file)
         );
     }
     for p in &drawn.problems {
@@ -386,7 +470,12 @@ mod tests {
         for bad in ["<script", "<img", "<iframe", "<b ", "href=", "\u{1b}"] {
             assert!(!h.contains(bad), "{bad} in {h}");
         }
-        assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{h}");
+        // The text as written, without the break opportunities long words are given.
+        let text = h.replace("<wbr>", "");
+        assert!(
+            text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{h}"
+        );
         assert!(h.contains("<table>") && h.contains("<td>"), "{h}");
         assert!(h.contains("click &lt;javascript:alert(3)&gt;"), "{h}");
         assert_eq!(
@@ -394,5 +483,31 @@ mod tests {
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
         );
         assert_eq!(esc("x\u{202e}y"), "x\\u{202e}y");
+    }
+
+    /// A long word gets a break opportunity every `WORD_CHARS` characters, never
+    /// inside an entity nor before a combining mark; white space starts a new word.
+    #[test]
+    fn a_long_word_is_given_a_break_every_word_chars_never_inside_an_entity() {
+        let a = "a".repeat(WORD_CHARS);
+        assert_eq!(esc(&format!("{a}{a}b")), format!("{a}<wbr>{a}<wbr>b"));
+        assert_eq!(esc(&format!("{a} {a}")), format!("{a} {a}"));
+        let amp = "&".repeat(WORD_CHARS + 1);
+        assert_eq!(
+            esc(&amp),
+            format!("{}<wbr>&amp;", "&amp;".repeat(WORD_CHARS))
+        );
+        let short = "a".repeat(WORD_CHARS - 1);
+        assert_eq!(
+            esc(&format!("{short}e\u{301}x")),
+            format!("{short}e\u{301}<wbr>x")
+        );
+        let h = markdown_html(&format!("<div>\u{1b}[2J{a}</div>\n"));
+        assert_eq!(h.matches("<wbr>").count(), 1, "{h}");
+        assert!(!h.contains('\u{1b}') && !h.contains("<div"), "{h}");
+        let mut word = 0;
+        let pieces = broken_words(&format!("{a}{a}"), &mut word);
+        assert_eq!(pieces.len(), 3, "{pieces:?}");
+        assert_eq!(word, WORD_CHARS);
     }
 }

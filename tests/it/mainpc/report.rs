@@ -492,6 +492,8 @@ fn the_fleet_page_opens_in_a_real_browser_and_a_hostile_result_stays_inert() {
     }
     // The hostile page: its markup is text, nothing of it is an element.
     let (shot, dom) = browse(&page_of("EVIL_1"), scratch.path(), "evil.png", "1280,900");
+    // The text as written, without the break opportunities (`<wbr>`) long words are given.
+    let dom = dom.replace("<wbr>", "");
     assert!(shot.variance() > 50.0);
     assert!(
         dom.contains("EVIL-MARK") && dom.contains("Does not verify"),
@@ -520,4 +522,89 @@ fn the_fleet_page_opens_in_a_real_browser_and_a_hostile_result_stays_inert() {
         "{}",
         show(&out)
     );
+}
+
+/// Every text on the fleet pages wraps inside the page: a node's honest manual
+/// result with a 200-character title and a 1000-character note, each one word,
+/// and a peer's 20 000-character word in a result's Markdown leave the right
+/// margin of a 1000-pixel window blank (the heading and the checks table used
+/// to run off it), and the words are all there, whole once the `<wbr>` break
+/// opportunities are taken out.
+#[test]
+fn a_long_word_wraps_inside_the_fleet_page_instead_of_widening_it() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    let title = "T".repeat(200);
+    let note = "N".repeat(1000);
+    let out = rxnode(
+        &lab.main,
+        &[
+            "task", "new", "--id", "LONG_1", "--title", &title, "--force",
+        ],
+        "",
+    );
+    expect_exit!(out, 0);
+    git(&lab.main, &["add", TASK_PATH]);
+    git(&lab.main, &["commit", "-q", "-m", "task LONG_1"]);
+    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+    approve(&a);
+    let done = rxnode(
+        &a,
+        &[
+            "mark-completed",
+            "LONG_1",
+            "--status",
+            "PASS",
+            "--note",
+            &note,
+        ],
+        "",
+    );
+    expect_exit!(done, 0);
+    expect_exit!(publish(&a, "LONG_1"), 0);
+    let word = "W".repeat(20_000);
+    let hand = lab.clone_rx_node("hand");
+    let md = hand.join("rx-results/LONG_1/LAB-A/RX_RESULT.md");
+    let text = std::fs::read_to_string(&md).unwrap();
+    std::fs::write(
+        &md,
+        format!("{text}\n{word}\n\n| a | b |\n|---|---|\n| `{word}` | x |\n"),
+    )
+    .unwrap();
+    git(&hand, &["commit", "-qam", "planted"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+
+    let site = lab.root.path().join("site");
+    let out = rxnode(
+        &lab.main,
+        &["results", "report", "--html", site.to_str().unwrap()],
+        "",
+    );
+    expect_exit!(out, 0);
+    let page = std::fs::read_dir(&site)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("LONG_1_LAB-A.html"))
+        .expect("the result's page");
+    tidy(&page);
+    let html = std::fs::read_to_string(&page).unwrap().replace("<wbr>", "");
+    for w in [&title, &note, &word] {
+        assert!(
+            html.contains(w.as_str()),
+            "a {}-character word lost",
+            w.len()
+        );
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let (shot, _) = browse(&page, scratch.path(), "long.png", "1000,1400");
+    assert_eq!(shot.width, 1000);
+    // Dark pixels (text) in the right 12 pixels, inside the body's 16-pixel padding.
+    let dark = shot
+        .rgb
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| (*i as u32 % shot.width) >= shot.width - 12 && p.iter().all(|c| *c < 100))
+        .count();
+    assert_eq!(dark, 0, "text runs off a 1000-pixel window");
+    assert!(shot.variance() > 50.0, "blank screenshot");
 }
