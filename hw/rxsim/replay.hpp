@@ -2,17 +2,20 @@
 //
 // replay=FILE (a SigMF .sigmf-meta or .sigmf-data, the other file beside it; or a raw
 // file with replay_format=cf32|cf32_le|ci16|ci16_le|cs16|ci8|cs8|cu8 and
-// replay_rate=R, optionally replay_freq=F) makes the RX stream carry the file's
+// replay_rate=R and replay_freq=F) makes the RX stream carry the file's
 // samples, paced at its rate like any rxsim stream, instead of the generated tone,
 // noise and scenes. replay_loop=1 (the default) starts over at the end; replay_loop=0
 // plays it once, then every read times out (logged once as `replayEnd RX`), like a
 // radio that stopped delivering. The radio offers only the file's rate and tunes
-// to its centre at start (a client may tune elsewhere; the samples do not move).
+// to its centre; tuning it elsewhere is refused (the samples cannot move).
 // A SigMF meta this reader would misread (several channels, headers or a footer in the
 // data file, another data file, segments at different centres) is refused naming the key,
 // and so is a "raw" file that is a container (a WAV, a tar archive, a GNU Radio File Meta
 // Sink recording with attached headers), whose headers it would stream as samples, and a
-// file that ends mid-sample (as analyze refuses it).
+// file that ends mid-sample (as analyze refuses it). A meta's core:sha512 is checked over
+// the data file as it is loaded (a mismatch is refused naming both hashes, as analyze
+// does), and the centre is never made up: a recording that states no core:frequency needs
+// replay_freq=F, and a replay_freq that disagrees with the meta's is refused.
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "sha512.hpp"
 
 namespace rxsim {
 
@@ -47,24 +51,65 @@ class Replay {
             return a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
         };
         const bool isSigmf = ends(path_, meta_ext) || ends(path_, data_ext);
+        // The centre is never made up: the recording states it (SigMF core:frequency) or the
+        // operator does (replay_freq=F); a recording that states none without replay_freq is
+        // refused, and so is a replay_freq that disagrees with the recording's own.
+        auto given = args.find("replay_freq");
+        const bool freqGiven = given != args.end() && !given->second.empty();
+        double argFreq = freqGiven ? argDouble(args, "replay_freq", std::nan("")) : std::nan("");
+        if (freqGiven && !(std::isfinite(argFreq) && argFreq > 0.0))
+            throw std::runtime_error("rxsim: replay_freq=" + given->second +
+                                     " is not a frequency > 0 in Hz");
         if (isSigmf) {
             std::string stem = path_.substr(0, path_.size() - meta_ext.size());
             data = stem + data_ext;
-            std::string meta = readAll(stem + meta_ext);
+            meta_ = stem + meta_ext;
+            std::string meta = readAll(meta_);
+            refuseTwice(meta, meta_);
             format = jsonString(meta, "core:datatype");
             rate_ = jsonNumber(meta, "core:sample_rate", 0.0);
-            freq_ = jsonNumber(meta, "core:frequency", 100e6);
             if (format.empty() || !(rate_ > 0.0))
-                throw std::runtime_error("rxsim: replay " + stem + meta_ext +
+                throw std::runtime_error("rxsim: replay " + meta_ +
                                          " has no core:datatype or core:sample_rate");
-            refuseMisread(meta, stem + meta_ext);
+            refuseMisread(meta, meta_);
+            auto f = jsonNumbers(meta, "core:frequency");
+            if (f.empty()) {
+                if (!freqGiven)
+                    throw std::runtime_error(
+                        "rxsim: replay " + meta_ +
+                        " states no core:frequency (the centre it was recorded at): give it as "
+                        "replay_freq=F; a replay is never tuned to a centre the recording does "
+                        "not state");
+                freq_ = argFreq;
+            } else {
+                if (!(std::isfinite(f[0]) && f[0] > 0.0))
+                    throw std::runtime_error("rxsim: replay " + meta_ +
+                                             ": core:frequency is not a frequency > 0 in Hz");
+                if (freqGiven && argFreq != f[0])
+                    throw std::runtime_error("rxsim: replay_freq=" + given->second +
+                                             " disagrees with " + meta_ + "'s core:frequency " +
+                                             number(f[0]) + " Hz; drop replay_freq");
+                freq_ = f[0];
+            }
+            sha512_ = jsonString(meta, "core:sha512");
+            if (valueAt(meta, "core:sha512") != std::string::npos) {
+                std::transform(sha512_.begin(), sha512_.end(), sha512_.begin(),
+                               [](unsigned char c) { return char(std::tolower(c)); });
+                const bool hex = sha512_.size() == 128 &&
+                                 sha512_.find_first_not_of("0123456789abcdef") == std::string::npos;
+                if (!hex)
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": core:sha512 \"" +
+                                             sha512_ + "\" is not a SHA-512 (128 hex digits)");
+            }
         } else {
             format = argString(args, "replay_format", "");
             rate_ = argDouble(args, "replay_rate", 0.0);
-            freq_ = argDouble(args, "replay_freq", 100e6);
-            if (format.empty() || !(rate_ > 0.0))
-                throw std::runtime_error("rxsim: replay of the raw file " + path_ +
-                                         " needs replay_format=cf32|ci16|ci8|cu8 and replay_rate=R");
+            if (format.empty() || !(rate_ > 0.0) || !freqGiven)
+                throw std::runtime_error(
+                    "rxsim: replay of the raw file " + path_ +
+                    " needs replay_format=cf32|ci16|ci8|cu8, replay_rate=R and replay_freq=F (the "
+                    "centre it was recorded at: a raw file states none)");
+            freq_ = argFreq;
             refuseContainer(path_);
         }
         if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
@@ -182,6 +227,23 @@ class Replay {
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
     }
+    static std::string number(double v) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.17g", v);
+        return b;
+    }
+    // A key the replay reads once, named twice (JSON readers disagree on which one wins;
+    // analyze refuses it): refused naming it.
+    static void refuseTwice(const std::string &meta, const std::string &name) {
+        for (const char *key : {"core:datatype", "core:sample_rate", "core:sha512", "core:num_channels",
+                                "core:trailing_bytes", "core:dataset"}) {
+            const std::string quoted = std::string("\"") + key + "\"";
+            const size_t first = meta.find(quoted);
+            if (first != std::string::npos && meta.find(quoted, first + 1) != std::string::npos)
+                throw std::runtime_error("rxsim: replay " + name + ": " + key +
+                                         " is named twice; JSON readers disagree on which one wins");
+        }
+    }
     // The text after `"key"` and its colon, or npos.
     static size_t valueAt(const std::string &json, const std::string &key) {
         size_t p = json.find("\"" + key + "\"");
@@ -225,7 +287,9 @@ class Replay {
         // into the next.
         size_t n, got, have = 0;
         uint64_t bytes = 0;
+        Sha512 hash;
         while ((got = std::fread(raw.data() + have, 1, raw.size() - have, f)) > 0) {
+            if (!sha512_.empty()) hash.update(raw.data() + have, got);
             bytes += got;
             have += got;
             n = have / width;
@@ -263,12 +327,23 @@ class Replay {
             throw std::runtime_error("rxsim: replay " + path + ": " + std::to_string(bytes) +
                                      " bytes is not a whole number of " + format + " samples (" +
                                      std::to_string(width) + " bytes each): truncated or wrong " + formatFrom);
+        if (!sha512_.empty()) {
+            const std::string got = hash.hex();
+            if (got != sha512_)
+                throw std::runtime_error(
+                    "rxsim: replay " + meta_ + ": core:sha512 does not match the dataset " + path +
+                    ": the meta says " + sha512_ + ", the data hashes to " + got +
+                    ": the samples are not the ones recorded (changed, truncated or mixed with "
+                    "another file's); nothing is replayed from them");
+        }
         if (samples_.empty()) throw std::runtime_error("rxsim: replay " + path + " holds no samples");
     }
 
-    std::string path_;
+    std::string path_, meta_;
+    // The meta's core:sha512, lower-case hex; empty when it states none.
+    std::string sha512_;
     bool loop_ = true;
-    double rate_ = 0.0, freq_ = 100e6;
+    double rate_ = 0.0, freq_ = 0.0;
     std::vector<std::complex<float>> samples_;
 };
 
