@@ -14,8 +14,10 @@
 // Sink recording with attached headers), whose headers it would stream as samples, and a
 // file that ends mid-sample (as analyze refuses it). A meta's core:sha512 is checked over
 // the data file as it is loaded (a mismatch is refused naming both hashes, as analyze
-// does), and the centre is never made up: a recording that states no core:frequency needs
-// replay_freq=F, and a replay_freq that disagrees with the meta's is refused.
+// does), and the centre is never made up: a recording whose capture segments state no
+// core:frequency needs replay_freq=F (an annotation's keys are not its tuning), one where
+// some state it and others do not is refused as analyze refuses it, and a replay_freq that
+// disagrees with the meta's is refused.
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -72,7 +74,30 @@ class Replay {
                 throw std::runtime_error("rxsim: replay " + meta_ +
                                          " has no core:datatype or core:sample_rate");
             refuseMisread(meta, meta_);
-            auto f = jsonNumbers(meta, "core:frequency");
+            // Each capture segment's centre, read inside `captures` only (an annotation's
+            // keys say nothing about the tuning).
+            std::vector<double> f;
+            const std::vector<std::string> segments = captureSegments(meta);
+            for (size_t i = 0; i < segments.size(); i++) {
+                auto v = jsonNumbers(segments[i], "core:frequency");
+                if (v.size() > 1)
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
+                                             std::to_string(i) + " names core:frequency twice; "
+                                             "JSON readers disagree on which one wins");
+                if (!v.empty()) f.push_back(v[0]);
+            }
+            if (!f.empty() && f.size() != segments.size())
+                throw std::runtime_error(
+                    "rxsim: replay " + meta_ + ": " + std::to_string(segments.size() - f.size()) +
+                    " of its " + std::to_string(segments.size()) +
+                    " capture segments state no core:frequency while the others do; replay "
+                    "streams the data file as one channel at one centre (rxnode analyze reads it)");
+            for (double v : f)
+                if (!(v == f[0]))
+                    throw std::runtime_error("rxsim: replay " + meta_ +
+                                             ": core:frequency differs between capture segments; "
+                                             "replay streams the data file as one channel at one "
+                                             "centre (rxnode analyze reads it)");
             if (f.empty()) {
                 if (!freqGiven)
                     throw std::runtime_error(
@@ -193,9 +218,6 @@ class Replay {
             for (double v : jsonNumbers(meta, key))
                 if (v != 0.0) refuse(key, "is not 0");
         if (!jsonString(meta, "core:dataset").empty()) refuse("core:dataset", "names the data file");
-        auto f = jsonNumbers(meta, "core:frequency");
-        for (double v : f)
-            if (!(v == f[0])) refuse("core:frequency", "differs between capture segments");
     }
     // A file that is no raw recording but a container rxnode analyze reads, whose headers
     // a raw replay would stream as samples (and shift every sample after them: a WAV's
@@ -226,6 +248,44 @@ class Replay {
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
+    }
+    // The end of the JSON value (object, array, string or scalar) that starts at p, or npos.
+    static size_t valueEnd(const std::string &json, size_t p) {
+        if (p >= json.size()) return std::string::npos;
+        int depth = 0;
+        bool str = false;
+        for (size_t i = p; i < json.size(); i++) {
+            const char c = json[i];
+            if (str) {
+                if (c == '\\') i++;
+                else if (c == '"') {
+                    str = false;
+                    if (depth == 0) return i + 1;
+                }
+            } else if (c == '"') str = true;
+            else if (c == '{' || c == '[') depth++;
+            else if (c == '}' || c == ']') {
+                if (depth == 0) return i; // a scalar's end: the container closing
+                if (--depth == 0) return i + 1;
+            } else if (depth == 0 && (c == ',' || std::isspace((unsigned char)c))) return i;
+        }
+        return std::string::npos;
+    }
+    // The text of each object in the meta's `captures` array, in order (none when it has none).
+    static std::vector<std::string> captureSegments(const std::string &meta) {
+        std::vector<std::string> out;
+        size_t p = valueAt(meta, "captures");
+        if (p == std::string::npos || p >= meta.size() || meta[p] != '[') return out;
+        const size_t end = valueEnd(meta, p);
+        if (end == std::string::npos) return out;
+        for (size_t i = p + 1; i < end; i++) {
+            if (meta[i] != '{') continue;
+            const size_t e = valueEnd(meta, i);
+            if (e == std::string::npos || e > end) break;
+            out.push_back(meta.substr(i, e - i));
+            i = e - 1;
+        }
+        return out;
     }
     static std::string number(double v) {
         char b[64];

@@ -527,9 +527,11 @@ fn a_replay_refuses_a_dataset_that_does_not_match_its_sha512() {
     );
 }
 
-/// A replay is never tuned to a centre nobody stated: a SigMF recording with no
-/// `core:frequency` and a raw file without `replay_freq` are refused when the radio is
-/// made (they used to become a radio at 100 MHz), `replay_freq` states the centre of
+/// A replay is never tuned to a centre nobody stated: a SigMF recording whose capture
+/// segment states no `core:frequency` (one only in an annotation is no tuning) and a raw
+/// file without `replay_freq` are refused when the radio is made (they used to become a
+/// radio at 100 MHz, or at the annotation's frequency), one stated by only one of two
+/// segments is refused as `analyze` refuses it, `replay_freq` states the centre of
 /// one that has none and is refused when it disagrees with the meta's, and tuning a
 /// replay away from its centre is refused (a 433.92 MHz recording's +100 kHz tone was
 /// reported at 100.1 MHz, PASS).
@@ -542,6 +544,27 @@ fn a_replay_is_never_tuned_to_a_centre_the_recording_does_not_state() {
         std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
     }
     std::fs::write(d.join("nofreq.sigmf-meta"), meta_json("", "")).unwrap();
+    // A centre only in an annotation (not the tuning), and in one of two segments.
+    for name in ["annotated", "half"] {
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
+    }
+    std::fs::write(
+        d.join("annotated.sigmf-meta"),
+        r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0"},
+            "captures": [{"core:sample_start": 0}],
+            "annotations": [{"core:sample_start": 0, "core:sample_count": 10, "core:frequency": 433.92e6}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("half.sigmf-meta"),
+        meta_json(
+            "",
+            r#"}, {"core:sample_start": 1000, "core:frequency": 433.92e6"#,
+        ),
+    )
+    .unwrap();
+    let annotated = d.join("annotated.sigmf-meta").display().to_string();
+    let half = d.join("half.sigmf-meta").display().to_string();
     std::fs::write(
         d.join("ism.sigmf-meta"),
         meta_json("", r#", "core:frequency": 433.92e6"#),
@@ -556,6 +579,16 @@ fn a_replay_is_never_tuned_to_a_centre_the_recording_does_not_state() {
             format!("replay={nofreq}"),
             "100M",
             format!("{nofreq} states no core:frequency"),
+        ),
+        (
+            format!("replay={annotated}"),
+            "433.92M",
+            format!("{annotated} states no core:frequency"),
+        ),
+        (
+            format!("replay={half}"),
+            "433.92M",
+            "1 of its 2 capture segments state no core:frequency".to_string(),
         ),
         (
             format!("replay={raw},replay_format=cf32,replay_rate=2e6"),
