@@ -85,6 +85,23 @@ class Replay {
                                              std::to_string(i) + " names core:frequency twice; "
                                              "JSON readers disagree on which one wins");
                 if (!v.empty()) f.push_back(v[0]);
+                // Where the segment starts, counted from the first segment's start, as analyze
+                // places it: sorted, and inside the data (checked once it is loaded).
+                // (none stated: 0, as analyze reads it).
+                auto st = jsonNumbers(segments[i], "core:sample_start");
+                if (st.empty()) st.push_back(0.0);
+                if (st.size() != 1 || !(st[0] >= 0.0) || st[0] != std::floor(st[0]))
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
+                                             std::to_string(i) +
+                                             ": core:sample_start named twice or not a count (a "
+                                             "whole number >= 0)");
+                if (i > 0 && st[0] < starts_.back())
+                    throw std::runtime_error(
+                        "rxsim: replay " + meta_ + ": capture segment " + std::to_string(i) +
+                        " has core:sample_start " + number(st[0]) +
+                        ", before the segment before it: segments must be sorted by "
+                        "core:sample_start (rxnode analyze refuses it too)");
+                starts_.push_back(st[0]);
             }
             if (!f.empty() && f.size() != segments.size())
                 throw std::runtime_error(
@@ -141,6 +158,15 @@ class Replay {
             throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
                                      " S/s outside 0.1..250 MS/s");
         load(data, format, isSigmf ? "core:datatype" : "replay_format");
+        // A segment the meta places past the data's last sample: the recording lost the
+        // samples it describes (analyze refuses it), never replayed as if whole.
+        for (size_t i = 1; i < starts_.size(); i++)
+            if (starts_[i] - starts_[0] > double(samples_.size()))
+                throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
+                                         std::to_string(i) + " starts at sample " +
+                                         number(starts_[i]) + ", but the dataset " +
+                                         data + " holds " + std::to_string(samples_.size()) +
+                                         " samples: it lacks the samples the meta describes");
     }
     bool active() const { return !samples_.empty(); }
     // Whether a single play has ended before sample pos.
@@ -400,6 +426,8 @@ class Replay {
     }
 
     std::string path_, meta_;
+    // Each capture segment's core:sample_start, as stated (placed counted from the first's).
+    std::vector<double> starts_;
     // The meta's core:sha512, lower-case hex; empty when it states none.
     std::string sha512_;
     bool loop_ = true;

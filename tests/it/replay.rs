@@ -227,8 +227,9 @@ fn a_replayed_cu8_recording_reads_as_analyze_reads_it() {
 /// A SigMF meta that rxsim's replay, streaming the data file from its first byte as one
 /// channel, would read otherwise than `analyze` is refused naming the key: two
 /// channels were interleaved into one stream (4 phantom carriers, PASS), a 4096-byte
-/// header was replayed as samples (0.13 % "clipped", FAIL) and a `core:sample_rate`
-/// named twice, which `analyze` refuses, was replayed at the first one's rate.
+/// header was replayed as samples (0.13 % "clipped", FAIL); a `core:sample_rate`
+/// named twice, segments out of order and a segment placed past the data's end (its
+/// samples lost), all refused by `analyze`, were replayed (at the first rate; as if whole).
 #[test]
 fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
     let lab = Lab::new();
@@ -257,11 +258,22 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
             r#""core:sample_rate": 1000000,"#,
             "core:sample_rate is named twice",
         ),
+        ("lost", "", "it lacks the samples the meta describes"),
+        (
+            "unsorted",
+            "",
+            "segments must be sorted by core:sample_start",
+        ),
     ] {
-        let header = if name == "hdr" {
-            r#", "core:header_bytes": 8"#
-        } else {
-            ""
+        // "lost": a second segment placed past the data's 65536 samples (its samples lost);
+        // "unsorted": segments out of order.
+        let header = match name {
+            "hdr" => r#", "core:header_bytes": 8"#,
+            "lost" => r#"}, {"core:sample_start": 70000, "core:frequency": 100e6"#,
+            "unsorted" => {
+                r#"}, {"core:sample_start": 900, "core:frequency": 100e6}, {"core:sample_start": 500, "core:frequency": 100e6"#
+            }
+            _ => "",
         };
         let meta = format!(
             r#"{{"global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, {extra}
