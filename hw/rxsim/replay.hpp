@@ -39,6 +39,8 @@
 namespace rxsim {
 
 constexpr size_t kReplayMax = size_t(1) << 26;
+// The largest SigMF meta a replay reads (16 MiB).
+constexpr size_t kMetaMax = size_t(1) << 24;
 
 class Replay {
   public:
@@ -207,7 +209,15 @@ class Replay {
         size_t n;
         while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
             out.append(buf, n);
-            if (out.size() > (size_t(1) << 24)) break; // a metadata file, not data
+            // A metadata file, not data: one this large is refused, never read in part (the
+            // keys past the cut, a core:sha512 among them, would go unread).
+            if (out.size() > kMetaMax) {
+                std::fclose(f);
+                throw std::runtime_error("rxsim: replay " + path + " is larger than " +
+                                         std::to_string(kMetaMax) +
+                                         " bytes: too large for a SigMF meta to replay "
+                                         "(rxnode analyze reads it)");
+            }
         }
         std::fclose(f);
         return out;

@@ -649,3 +649,31 @@ fn a_replay_is_never_tuned_to_a_centre_the_recording_does_not_state() {
         );
     }
 }
+
+/// A SigMF meta larger than the 16 MiB a replay reads is refused naming the limit, never
+/// read in part: a meta whose long `core:description` pushed its `core:sha512` past the
+/// cut had a dataset cut to half its samples replayed unchecked, PASS.
+#[test]
+fn a_replay_refuses_a_meta_too_large_to_read_whole() {
+    use sha2::{Digest, Sha512};
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    std::fs::write(d.join("long.sigmf-data"), &data[..data.len() / 2]).unwrap();
+    let meta = format!(
+        r#"{{"captures": [{{"core:sample_start": 0, "core:frequency": 100e6}}], "annotations": [],
+            "global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0",
+            "core:description": "{}", "core:sha512": "{}"}}}}"#,
+        "x".repeat((1 << 24) + 100_000),
+        hex::encode(Sha512::digest(&data))
+    );
+    let path = d.join("long.sigmf-meta");
+    std::fs::write(&path, meta).unwrap();
+    let out = plain_capture(&lab, &format!("replay={}", path.display()), "100M");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains(&format!("{} is larger than 16777216 bytes", path.display())),
+        "{}",
+        show(&out)
+    );
+}
