@@ -2,17 +2,22 @@
 //
 // replay=FILE (a SigMF .sigmf-meta or .sigmf-data, the other file beside it; or a raw
 // file with replay_format=cf32|cf32_le|ci16|ci16_le|cs16|ci8|cs8|cu8 and
-// replay_rate=R, optionally replay_freq=F) makes the RX stream carry the file's
+// replay_rate=R and replay_freq=F) makes the RX stream carry the file's
 // samples, paced at its rate like any rxsim stream, instead of the generated tone,
 // noise and scenes. replay_loop=1 (the default) starts over at the end; replay_loop=0
 // plays it once, then every read times out (logged once as `replayEnd RX`), like a
 // radio that stopped delivering. The radio offers only the file's rate and tunes
-// to its centre at start (a client may tune elsewhere; the samples do not move).
+// to its centre; tuning it elsewhere is refused (the samples cannot move).
 // A SigMF meta this reader would misread (several channels, headers or a footer in the
 // data file, another data file, segments at different centres) is refused naming the key,
 // and so is a "raw" file that is a container (a WAV, a tar archive, a GNU Radio File Meta
 // Sink recording with attached headers), whose headers it would stream as samples, and a
-// file that ends mid-sample (as analyze refuses it).
+// file that ends mid-sample (as analyze refuses it). A meta's core:sha512 is checked over
+// the data file as it is loaded (a mismatch is refused naming both hashes, as analyze
+// does), and the centre is never made up: a recording whose capture segments state no
+// core:frequency needs replay_freq=F (an annotation's keys are not its tuning), one where
+// some state it and others do not is refused as analyze refuses it, and a replay_freq that
+// disagrees with the meta's is refused.
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -29,10 +34,13 @@
 #include <vector>
 
 #include "common.hpp"
+#include "sha512.hpp"
 
 namespace rxsim {
 
 constexpr size_t kReplayMax = size_t(1) << 26;
+// The largest SigMF meta a replay reads (16 MiB).
+constexpr size_t kMetaMax = size_t(1) << 24;
 
 class Replay {
   public:
@@ -47,30 +55,120 @@ class Replay {
             return a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
         };
         const bool isSigmf = ends(path_, meta_ext) || ends(path_, data_ext);
+        // The centre is never made up: the recording states it (SigMF core:frequency) or the
+        // operator does (replay_freq=F); a recording that states none without replay_freq is
+        // refused, and so is a replay_freq that disagrees with the recording's own.
+        auto given = args.find("replay_freq");
+        const bool freqGiven = given != args.end() && !given->second.empty();
+        double argFreq = freqGiven ? argDouble(args, "replay_freq", std::nan("")) : std::nan("");
+        if (freqGiven && !(std::isfinite(argFreq) && argFreq > 0.0))
+            throw std::runtime_error("rxsim: replay_freq=" + given->second +
+                                     " is not a frequency > 0 in Hz");
         if (isSigmf) {
             std::string stem = path_.substr(0, path_.size() - meta_ext.size());
             data = stem + data_ext;
-            std::string meta = readAll(stem + meta_ext);
+            meta_ = stem + meta_ext;
+            std::string meta = readAll(meta_);
+            refuseTwice(meta, meta_);
             format = jsonString(meta, "core:datatype");
             rate_ = jsonNumber(meta, "core:sample_rate", 0.0);
-            freq_ = jsonNumber(meta, "core:frequency", 100e6);
             if (format.empty() || !(rate_ > 0.0))
-                throw std::runtime_error("rxsim: replay " + stem + meta_ext +
+                throw std::runtime_error("rxsim: replay " + meta_ +
                                          " has no core:datatype or core:sample_rate");
-            refuseMisread(meta, stem + meta_ext);
+            refuseMisread(meta, meta_);
+            // Each capture segment's centre, read inside `captures` only (an annotation's
+            // keys say nothing about the tuning).
+            std::vector<double> f;
+            const std::vector<std::string> segments = captureSegments(meta);
+            for (size_t i = 0; i < segments.size(); i++) {
+                auto v = jsonNumbers(segments[i], "core:frequency");
+                if (v.size() > 1)
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
+                                             std::to_string(i) + " names core:frequency twice; "
+                                             "JSON readers disagree on which one wins");
+                if (!v.empty()) f.push_back(v[0]);
+                // Where the segment starts, counted from the first segment's start, as analyze
+                // places it: sorted, and inside the data (checked once it is loaded).
+                // (none stated: 0, as analyze reads it).
+                auto st = jsonNumbers(segments[i], "core:sample_start");
+                if (st.empty()) st.push_back(0.0);
+                if (st.size() != 1 || !(st[0] >= 0.0) || st[0] != std::floor(st[0]))
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
+                                             std::to_string(i) +
+                                             ": core:sample_start named twice or not a count (a "
+                                             "whole number >= 0)");
+                if (i > 0 && st[0] < starts_.back())
+                    throw std::runtime_error(
+                        "rxsim: replay " + meta_ + ": capture segment " + std::to_string(i) +
+                        " has core:sample_start " + number(st[0]) +
+                        ", before the segment before it: segments must be sorted by "
+                        "core:sample_start (rxnode analyze refuses it too)");
+                starts_.push_back(st[0]);
+            }
+            if (!f.empty() && f.size() != segments.size())
+                throw std::runtime_error(
+                    "rxsim: replay " + meta_ + ": " + std::to_string(segments.size() - f.size()) +
+                    " of its " + std::to_string(segments.size()) +
+                    " capture segments state no core:frequency while the others do; replay "
+                    "streams the data file as one channel at one centre (rxnode analyze reads it)");
+            for (double v : f)
+                if (!(v == f[0]))
+                    throw std::runtime_error("rxsim: replay " + meta_ +
+                                             ": core:frequency differs between capture segments; "
+                                             "replay streams the data file as one channel at one "
+                                             "centre (rxnode analyze reads it)");
+            if (f.empty()) {
+                if (!freqGiven)
+                    throw std::runtime_error(
+                        "rxsim: replay " + meta_ +
+                        " states no core:frequency (the centre it was recorded at): give it as "
+                        "replay_freq=F; a replay is never tuned to a centre the recording does "
+                        "not state");
+                freq_ = argFreq;
+            } else {
+                if (!(std::isfinite(f[0]) && f[0] > 0.0))
+                    throw std::runtime_error("rxsim: replay " + meta_ +
+                                             ": core:frequency is not a frequency > 0 in Hz");
+                if (freqGiven && argFreq != f[0])
+                    throw std::runtime_error("rxsim: replay_freq=" + given->second +
+                                             " disagrees with " + meta_ + "'s core:frequency " +
+                                             number(f[0]) + " Hz; drop replay_freq");
+                freq_ = f[0];
+            }
+            sha512_ = jsonString(meta, "core:sha512");
+            if (valueAt(meta, "core:sha512") != std::string::npos) {
+                std::transform(sha512_.begin(), sha512_.end(), sha512_.begin(),
+                               [](unsigned char c) { return char(std::tolower(c)); });
+                const bool hex = sha512_.size() == 128 &&
+                                 sha512_.find_first_not_of("0123456789abcdef") == std::string::npos;
+                if (!hex)
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": core:sha512 \"" +
+                                             sha512_ + "\" is not a SHA-512 (128 hex digits)");
+            }
         } else {
             format = argString(args, "replay_format", "");
             rate_ = argDouble(args, "replay_rate", 0.0);
-            freq_ = argDouble(args, "replay_freq", 100e6);
-            if (format.empty() || !(rate_ > 0.0))
-                throw std::runtime_error("rxsim: replay of the raw file " + path_ +
-                                         " needs replay_format=cf32|ci16|ci8|cu8 and replay_rate=R");
+            if (format.empty() || !(rate_ > 0.0) || !freqGiven)
+                throw std::runtime_error(
+                    "rxsim: replay of the raw file " + path_ +
+                    " needs replay_format=cf32|ci16|ci8|cu8, replay_rate=R and replay_freq=F (the "
+                    "centre it was recorded at: a raw file states none)");
+            freq_ = argFreq;
             refuseContainer(path_);
         }
         if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
             throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
                                      " S/s outside 0.1..250 MS/s");
         load(data, format, isSigmf ? "core:datatype" : "replay_format");
+        // A segment the meta places past the data's last sample: the recording lost the
+        // samples it describes (analyze refuses it), never replayed as if whole.
+        for (size_t i = 1; i < starts_.size(); i++)
+            if (starts_[i] - starts_[0] > double(samples_.size()))
+                throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
+                                         std::to_string(i) + " starts at sample " +
+                                         number(starts_[i]) + ", but the dataset " +
+                                         data + " holds " + std::to_string(samples_.size()) +
+                                         " samples: it lacks the samples the meta describes");
     }
     bool active() const { return !samples_.empty(); }
     // Whether a single play has ended before sample pos.
@@ -111,7 +209,15 @@ class Replay {
         size_t n;
         while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
             out.append(buf, n);
-            if (out.size() > (size_t(1) << 24)) break; // a metadata file, not data
+            // A metadata file, not data: one this large is refused, never read in part (the
+            // keys past the cut, a core:sha512 among them, would go unread).
+            if (out.size() > kMetaMax) {
+                std::fclose(f);
+                throw std::runtime_error("rxsim: replay " + path + " is larger than " +
+                                         std::to_string(kMetaMax) +
+                                         " bytes: too large for a SigMF meta to replay "
+                                         "(rxnode analyze reads it)");
+            }
         }
         std::fclose(f);
         return out;
@@ -148,9 +254,6 @@ class Replay {
             for (double v : jsonNumbers(meta, key))
                 if (v != 0.0) refuse(key, "is not 0");
         if (!jsonString(meta, "core:dataset").empty()) refuse("core:dataset", "names the data file");
-        auto f = jsonNumbers(meta, "core:frequency");
-        for (double v : f)
-            if (!(v == f[0])) refuse("core:frequency", "differs between capture segments");
     }
     // A file that is no raw recording but a container rxnode analyze reads, whose headers
     // a raw replay would stream as samples (and shift every sample after them: a WAV's
@@ -181,6 +284,61 @@ class Replay {
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
+    }
+    // The end of the JSON value (object, array, string or scalar) that starts at p, or npos.
+    static size_t valueEnd(const std::string &json, size_t p) {
+        if (p >= json.size()) return std::string::npos;
+        int depth = 0;
+        bool str = false;
+        for (size_t i = p; i < json.size(); i++) {
+            const char c = json[i];
+            if (str) {
+                if (c == '\\') i++;
+                else if (c == '"') {
+                    str = false;
+                    if (depth == 0) return i + 1;
+                }
+            } else if (c == '"') str = true;
+            else if (c == '{' || c == '[') depth++;
+            else if (c == '}' || c == ']') {
+                if (depth == 0) return i; // a scalar's end: the container closing
+                if (--depth == 0) return i + 1;
+            } else if (depth == 0 && (c == ',' || std::isspace((unsigned char)c))) return i;
+        }
+        return std::string::npos;
+    }
+    // The text of each object in the meta's `captures` array, in order (none when it has none).
+    static std::vector<std::string> captureSegments(const std::string &meta) {
+        std::vector<std::string> out;
+        size_t p = valueAt(meta, "captures");
+        if (p == std::string::npos || p >= meta.size() || meta[p] != '[') return out;
+        const size_t end = valueEnd(meta, p);
+        if (end == std::string::npos) return out;
+        for (size_t i = p + 1; i < end; i++) {
+            if (meta[i] != '{') continue;
+            const size_t e = valueEnd(meta, i);
+            if (e == std::string::npos || e > end) break;
+            out.push_back(meta.substr(i, e - i));
+            i = e - 1;
+        }
+        return out;
+    }
+    static std::string number(double v) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.17g", v);
+        return b;
+    }
+    // A key the replay reads once, named twice (JSON readers disagree on which one wins;
+    // analyze refuses it): refused naming it.
+    static void refuseTwice(const std::string &meta, const std::string &name) {
+        for (const char *key : {"core:datatype", "core:sample_rate", "core:sha512", "core:num_channels",
+                                "core:trailing_bytes", "core:dataset"}) {
+            const std::string quoted = std::string("\"") + key + "\"";
+            const size_t first = meta.find(quoted);
+            if (first != std::string::npos && meta.find(quoted, first + 1) != std::string::npos)
+                throw std::runtime_error("rxsim: replay " + name + ": " + key +
+                                         " is named twice; JSON readers disagree on which one wins");
+        }
     }
     // The text after `"key"` and its colon, or npos.
     static size_t valueAt(const std::string &json, const std::string &key) {
@@ -225,7 +383,9 @@ class Replay {
         // into the next.
         size_t n, got, have = 0;
         uint64_t bytes = 0;
+        Sha512 hash;
         while ((got = std::fread(raw.data() + have, 1, raw.size() - have, f)) > 0) {
+            if (!sha512_.empty()) hash.update(raw.data() + have, got);
             bytes += got;
             have += got;
             n = have / width;
@@ -263,12 +423,25 @@ class Replay {
             throw std::runtime_error("rxsim: replay " + path + ": " + std::to_string(bytes) +
                                      " bytes is not a whole number of " + format + " samples (" +
                                      std::to_string(width) + " bytes each): truncated or wrong " + formatFrom);
+        if (!sha512_.empty()) {
+            const std::string got = hash.hex();
+            if (got != sha512_)
+                throw std::runtime_error(
+                    "rxsim: replay " + meta_ + ": core:sha512 does not match the dataset " + path +
+                    ": the meta says " + sha512_ + ", the data hashes to " + got +
+                    ": the samples are not the ones recorded (changed, truncated or mixed with "
+                    "another file's); nothing is replayed from them");
+        }
         if (samples_.empty()) throw std::runtime_error("rxsim: replay " + path + " holds no samples");
     }
 
-    std::string path_;
+    std::string path_, meta_;
+    // Each capture segment's core:sample_start, as stated (placed counted from the first's).
+    std::vector<double> starts_;
+    // The meta's core:sha512, lower-case hex; empty when it states none.
+    std::string sha512_;
     bool loop_ = true;
-    double rate_ = 0.0, freq_ = 100e6;
+    double rate_ = 0.0, freq_ = 0.0;
     std::vector<std::complex<float>> samples_;
 };
 

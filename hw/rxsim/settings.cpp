@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -187,6 +188,17 @@ void RxSim::setFrequency(const int direction, const size_t, const double frequen
     if (!(frequency >= kMinFreq && frequency <= kMaxFreq))
         throw std::runtime_error("rxsim: frequency " + std::to_string(frequency) +
                                  " Hz outside 1 MHz..6 GHz");
+    // A replay is one place in the spectrum: its samples cannot be moved, so tuning
+    // elsewhere would label them with a centre they were not recorded at (a 433.92 MHz
+    // recording's carrier reported at 100.1 MHz). Refused naming both.
+    if (direction == SOAPY_SDR_RX && replay_.active() && std::fabs(frequency - replay_.freq()) > 1.0) {
+        char b[200];
+        std::snprintf(b, sizeof b,
+                      "rxsim: frequency %.0f Hz: the replayed recording was made at %.0f Hz, its "
+                      "only centre (a replay cannot move its samples)",
+                      frequency, replay_.freq());
+        throw std::runtime_error(b);
+    }
     std::lock_guard<std::mutex> g(mu_);
     (direction == SOAPY_SDR_TX ? txFreq_ : rxFreq_) = frequency;
     if (direction == SOAPY_SDR_RX) {

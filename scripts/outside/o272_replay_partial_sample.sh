@@ -20,7 +20,7 @@ json.dump({"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000, "
 PY
 run() { "$RXN" --sim capture -d "driver=rxsim,serial=$1,replay=$L/$1$2" -f 100M -r 2M -t 0.1 > "c.$1.txt" 2>&1; echo $?; }
 for f in cut.cu8 cut.sigmf-meta; do "$RXN" analyze "$f" -r 2M > "a.$f.txt" 2>&1; echo "analyze $f: rc=$? $(head -c 160 "a.$f.txt")"; done
-r1=$(run whole.cu8 ,replay_format=cu8,replay_rate=2e6); r2=$(run cut.cu8 ,replay_format=cu8,replay_rate=2e6); r3=$(run cut.sigmf-meta "")
+r1=$(run whole.cu8 ,replay_format=cu8,replay_rate=2e6,replay_freq=100e6); r2=$(run cut.cu8 ,replay_format=cu8,replay_rate=2e6,replay_freq=100e6); r3=$(run cut.sigmf-meta "")
 for f in whole.cu8 cut.cu8 cut.sigmf-meta; do echo "replay $f: $(grep -oE 'rxsim: replay.*|peaks.*|status.*' "c.$f.txt" | tr -s ' ' | tr '\n' ' ' | cut -c1-220)"; done
 panics a.*.txt c.*.txt && { echo "broken: a panic"; exit 0; }
 [ "$r1" = 0 ] && grep -qE 'peaks +100.100000 MHz' c.whole.cu8.txt || { echo "broken: a whole cu8 file no longer replays (rc=$r1)"; exit 0; }

@@ -226,8 +226,10 @@ fn a_replayed_cu8_recording_reads_as_analyze_reads_it() {
 
 /// A SigMF meta that rxsim's replay, streaming the data file from its first byte as one
 /// channel, would read otherwise than `analyze` is refused naming the key: two
-/// channels were interleaved into one stream (4 phantom carriers, PASS) and a 4096-byte
-/// header was replayed as samples (0.13 % "clipped", FAIL).
+/// channels were interleaved into one stream (4 phantom carriers, PASS), a 4096-byte
+/// header was replayed as samples (0.13 % "clipped", FAIL); a `core:sample_rate`
+/// named twice, segments out of order and a segment placed past the data's end (its
+/// samples lost), all refused by `analyze`, were replayed (at the first rate; as if whole).
 #[test]
 fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
     let lab = Lab::new();
@@ -251,11 +253,27 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
             r#""core:trailing_bytes": 8,"#,
             "core:trailing_bytes is not 0",
         ),
+        (
+            "dup",
+            r#""core:sample_rate": 1000000,"#,
+            "core:sample_rate is named twice",
+        ),
+        ("lost", "", "it lacks the samples the meta describes"),
+        (
+            "unsorted",
+            "",
+            "segments must be sorted by core:sample_start",
+        ),
     ] {
-        let header = if name == "hdr" {
-            r#", "core:header_bytes": 8"#
-        } else {
-            ""
+        // "lost": a second segment placed past the data's 65536 samples (its samples lost);
+        // "unsorted": segments out of order.
+        let header = match name {
+            "hdr" => r#", "core:header_bytes": 8"#,
+            "lost" => r#"}, {"core:sample_start": 70000, "core:frequency": 100e6"#,
+            "unsorted" => {
+                r#"}, {"core:sample_start": 900, "core:frequency": 100e6}, {"core:sample_start": 500, "core:frequency": 100e6"#
+            }
+            _ => "",
         };
         let meta = format!(
             r#"{{"global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, {extra}
@@ -382,7 +400,7 @@ fn a_replay_refuses_a_file_that_ends_mid_sample() {
     .unwrap();
     for (device, file, what) in [
         (
-            "replay_format=cu8,replay_rate=2e6,replay=",
+            "replay_format=cu8,replay_rate=2e6,replay_freq=100e6,replay=",
             "cut.cu8",
             "100001 bytes is not a whole number of cu8 samples (2 bytes each)",
         ),
@@ -410,4 +428,252 @@ fn a_replay_refuses_a_file_that_ends_mid_sample() {
         assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
         assert!(text(&out.stderr).contains(what), "{file}: {}", show(&out));
     }
+}
+
+/// A tone at +100 kHz in a little noise (a fixed pseudo-random sequence) over 2^17 cf32
+/// samples at 2 MS/s: the bytes of a SigMF dataset.
+fn tone_cf32() -> Vec<u8> {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut noise = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.01
+    };
+    (0..1u32 << 17)
+        .flat_map(|i| {
+            let p = std::f64::consts::TAU * 0.05 * f64::from(i % 20);
+            [
+                (p.cos() * 0.3 + noise()) as f32,
+                (p.sin() * 0.3 + noise()) as f32,
+            ]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect()
+}
+
+/// `rxnode --sim capture` of `driver=rxsim,DEVICE` tuned to `freq`, 0.1 s at 2 MS/s.
+fn plain_capture(lab: &Lab, device: &str, freq: &str) -> Output {
+    run_fed(
+        lab.rxnode().args([
+            "--sim",
+            "capture",
+            "-d",
+            &format!("driver=rxsim,{device}"),
+            "-f",
+            freq,
+            "-r",
+            "2M",
+            "-t",
+            "0.1",
+            "--json",
+        ]),
+        b"",
+    )
+}
+
+/// A SigMF meta for a cf32_le dataset at 2 MS/s, with `extra` global keys and the
+/// capture segment's `capture` keys.
+fn meta_json(extra: &str, capture: &str) -> String {
+    format!(
+        r#"{{"global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, {extra}
+            "core:version": "1.2.0"}},
+           "captures": [{{"core:sample_start": 0{capture}}}], "annotations": []}}"#
+    )
+}
+
+/// A replayed SigMF dataset whose meta states `core:sha512` is checked against it, as
+/// `analyze` checks it: a dataset cut to half its samples (whole samples, so nothing
+/// else gives it away) is refused when the radio is made, naming the meta, the dataset
+/// and both hashes; it used to be replayed as if whole, PASS. The whole dataset, whose
+/// hash matches, replays (its tone where it was recorded).
+#[test]
+fn a_replay_refuses_a_dataset_that_does_not_match_its_sha512() {
+    use sha2::{Digest, Sha512};
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    let want = hex::encode(Sha512::digest(&data));
+    let hash = format!(r#""core:sha512": "{}","#, want.to_uppercase());
+    for (name, bytes) in [("whole", &data[..]), ("cut", &data[..data.len() / 2])] {
+        std::fs::write(d.join(format!("{name}.sigmf-data")), bytes).unwrap();
+        std::fs::write(
+            d.join(format!("{name}.sigmf-meta")),
+            meta_json(&hash, r#", "core:frequency": 100e6"#),
+        )
+        .unwrap();
+    }
+    let meta = d.join("cut.sigmf-meta");
+    let analysed = run_fed(lab.rxnode().args(["analyze", meta.to_str().unwrap()]), b"");
+    assert_eq!(analysed.status.code(), Some(2), "{}", show(&analysed));
+    let out = capture(
+        &lab,
+        &format!("driver=rxsim,serial=CUT,replay={}", meta.display()),
+        "0.1",
+        &[],
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let got = hex::encode(Sha512::digest(&data[..data.len() / 2]));
+    let e = text(&out.stderr);
+    for part in [
+        format!("{}: core:sha512 does not match the dataset", meta.display()),
+        d.join("cut.sigmf-data").display().to_string(),
+        format!("the meta says {want}, the data hashes to {got}"),
+    ] {
+        assert!(e.contains(&part), "{part}: {}", show(&out));
+    }
+    let whole = plain_capture(
+        &lab,
+        &format!(
+            "serial=WHOLE,replay={}",
+            d.join("whole.sigmf-meta").display()
+        ),
+        "100M",
+    );
+    expect_exit!(whole, 0, "the whole dataset, its hash matching");
+    let c = parsed(&whole);
+    assert!(
+        (c.peaks[0].frequency_hz - 100.1e6).abs() < 1e3,
+        "{}",
+        show(&whole)
+    );
+}
+
+/// A replay is never tuned to a centre nobody stated: a SigMF recording whose capture
+/// segment states no `core:frequency` (one only in an annotation is no tuning) and a raw
+/// file without `replay_freq` are refused when the radio is made (they used to become a
+/// radio at 100 MHz, or at the annotation's frequency), one stated by only one of two
+/// segments is refused as `analyze` refuses it, `replay_freq` states the centre of
+/// one that has none and is refused when it disagrees with the meta's, and tuning a
+/// replay away from its centre is refused (a 433.92 MHz recording's +100 kHz tone was
+/// reported at 100.1 MHz, PASS).
+#[test]
+fn a_replay_is_never_tuned_to_a_centre_the_recording_does_not_state() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    for name in ["nofreq", "ism"] {
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
+    }
+    std::fs::write(d.join("nofreq.sigmf-meta"), meta_json("", "")).unwrap();
+    // A centre only in an annotation (not the tuning), and in one of two segments.
+    for name in ["annotated", "half"] {
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
+    }
+    std::fs::write(
+        d.join("annotated.sigmf-meta"),
+        r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0"},
+            "captures": [{"core:sample_start": 0}],
+            "annotations": [{"core:sample_start": 0, "core:sample_count": 10, "core:frequency": 433.92e6}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("half.sigmf-meta"),
+        meta_json(
+            "",
+            r#"}, {"core:sample_start": 1000, "core:frequency": 433.92e6"#,
+        ),
+    )
+    .unwrap();
+    let annotated = d.join("annotated.sigmf-meta").display().to_string();
+    let half = d.join("half.sigmf-meta").display().to_string();
+    std::fs::write(
+        d.join("ism.sigmf-meta"),
+        meta_json("", r#", "core:frequency": 433.92e6"#),
+    )
+    .unwrap();
+    std::fs::write(d.join("raw.cf32"), &data).unwrap();
+    let nofreq = d.join("nofreq.sigmf-meta").display().to_string();
+    let ism = d.join("ism.sigmf-meta").display().to_string();
+    let raw = d.join("raw.cf32").display().to_string();
+    for (device, freq, refused) in [
+        (
+            format!("replay={nofreq}"),
+            "100M",
+            format!("{nofreq} states no core:frequency"),
+        ),
+        (
+            format!("replay={annotated}"),
+            "433.92M",
+            format!("{annotated} states no core:frequency"),
+        ),
+        (
+            format!("replay={half}"),
+            "433.92M",
+            "1 of its 2 capture segments state no core:frequency".to_string(),
+        ),
+        (
+            format!("replay={raw},replay_format=cf32,replay_rate=2e6"),
+            "100M",
+            "replay_rate=R and replay_freq=F".to_string(),
+        ),
+        (
+            format!("replay={ism},replay_freq=100e6"),
+            "100M",
+            format!("replay_freq=100e6 disagrees with {ism}'s core:frequency 433920000 Hz"),
+        ),
+        (
+            format!("replay={ism}"),
+            "100M",
+            "frequency 100000000 Hz: the replayed recording was made at 433920000 Hz".to_string(),
+        ),
+    ] {
+        let out = plain_capture(&lab, &device, freq);
+        assert_ne!(out.status.code(), Some(0), "{device}: {}", show(&out));
+        assert!(
+            text(&out.stderr).contains(&refused),
+            "{refused}: {}",
+            show(&out)
+        );
+    }
+    for (device, freq, peak) in [
+        (
+            format!("replay={nofreq},replay_freq=433.92e6"),
+            "433.92M",
+            434.02e6,
+        ),
+        (format!("replay={ism}"), "433.92M", 434.02e6),
+        (
+            format!("replay={raw},replay_format=cf32,replay_rate=2e6,replay_freq=100e6"),
+            "100M",
+            100.1e6,
+        ),
+    ] {
+        let out = plain_capture(&lab, &device, freq);
+        expect_exit!(out, 0, "a replay at its stated centre");
+        let c = parsed(&out);
+        assert!(
+            (c.peaks[0].frequency_hz - peak).abs() < 1e3,
+            "{device}: {}",
+            show(&out)
+        );
+    }
+}
+
+/// A SigMF meta larger than the 16 MiB a replay reads is refused naming the limit, never
+/// read in part: a meta whose long `core:description` pushed its `core:sha512` past the
+/// cut had a dataset cut to half its samples replayed unchecked, PASS.
+#[test]
+fn a_replay_refuses_a_meta_too_large_to_read_whole() {
+    use sha2::{Digest, Sha512};
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    std::fs::write(d.join("long.sigmf-data"), &data[..data.len() / 2]).unwrap();
+    let meta = format!(
+        r#"{{"captures": [{{"core:sample_start": 0, "core:frequency": 100e6}}], "annotations": [],
+            "global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0",
+            "core:description": "{}", "core:sha512": "{}"}}}}"#,
+        "x".repeat((1 << 24) + 100_000),
+        hex::encode(Sha512::digest(&data))
+    );
+    let path = d.join("long.sigmf-meta");
+    std::fs::write(&path, meta).unwrap();
+    let out = plain_capture(&lab, &format!("replay={}", path.display()), "100M");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains(&format!("{} is larger than 16777216 bytes", path.display())),
+        "{}",
+        show(&out)
+    );
 }
