@@ -483,6 +483,29 @@ impl ClkinEstimator {
                 }
             }
         }
+        // The receiver's own DC (its converters' offset, its LO leaking in) is a carrier
+        // at 0 Hz of baseband whatever its clock does, so a tone read there measures
+        // nothing: with no reference connected the leakage alone reads as a perfect
+        // clock. A tone within two of the capture's bins (and 4σ) of it cannot be told
+        // from that leakage, nor from a blend of it with the reference.
+        let dc_reach_hz = 2.0 * grid.fd / n as f64 + 4.0 * fine.sigma_hz;
+        let at_dc_hz = self.nco_hz + fine.offset_hz;
+        checks.check(
+            "the reference tone away from the receiver's DC",
+            at_dc_hz.abs() > dc_reach_hz,
+            || {
+                format!(
+                    "the reference tone lies at the receiver's own DC: it reads {at_dc_hz:+.3} Hz from the \
+                     tuned centre, within {dc_reach_hz:.3} Hz (two of the capture's {:.3} Hz bins), where \
+                     the radio's DC offset or LO leakage sits whatever its clock does and reads as \
+                     {} ppm with no reference connected; tune the centre further from the tone than the \
+                     ±{} ppm search window (e.g. 100 kHz below it)",
+                    grid.fd / n as f64,
+                    fmt_ppm(to_ppm(-self.nco_hz), 4),
+                    cfg.search_ppm
+                )
+            },
+        );
         let checked = checks.pass().map_err(Error::Clkin)?;
         if can.is_empty() {
             return Err(Error::Clkin(format!("no tone within {window}")));

@@ -492,6 +492,24 @@ pub fn compare_tracks(master: &ToneTrack, slave: &ToneTrack) -> Result<CompareEs
     let bm = master.nco_hz + cm + fit_m.slope / (2.0 * PI);
     let db = (slave.nco_hz + cs) - (master.nco_hz + cm) + fit_d.slope / (2.0 * PI);
     let sigma_db = fit_d.sigma_slope / (2.0 * PI);
+    // A radio's DC offset and its LO leaking in are a carrier at 0 Hz of its baseband
+    // whatever its clock does: two radios with the tone at their tuned centre and no
+    // tone connected compare their own leakage, and agree to a fraction of a ppb. A
+    // tone read within two of the fit's bins (and 4σ) of either radio's DC cannot be
+    // told from that leakage.
+    let span_s = n as f64 * dt;
+    let reach_hz = 2.0 / span_s + 4.0 * (fit_m.sigma_slope / (2.0 * PI)).max(sigma_db);
+    for (who, b) in [("MASTER", bm), ("SLAVE", bm + db)] {
+        if b.abs() <= reach_hz {
+            return Err(Error::Clkin(format!(
+                "the tone lies at {who}'s own DC: it reads {b:+.3} Hz from the tuned centre, within \
+                 {reach_hz:.3} Hz (two of the {:.3} Hz bins of {span_s:.3} s), where a radio's DC offset or \
+                 LO leakage sits whatever its clock does and two radios agree with no tone connected; \
+                 tune both radios away from the tone (e.g. 100 kHz below it)",
+                1.0 / span_s,
+            )));
+        }
+    }
     let fm = master.center_hz + bm;
     let fsl = fm + db;
     let rel = fm / fsl - 1.0;
@@ -513,7 +531,7 @@ pub fn compare_tracks(master: &ToneTrack, slave: &ToneTrack) -> Result<CompareEs
         master_baseband_hz: bm,
         difference_hz: db,
         points: n,
-        span_s: n as f64 * dt,
+        span_s,
         residual_rms_rad: fit_d.rms,
         residual_max_rad: fit_d.max,
         residual_lag1: fit_d.lag1,

@@ -368,3 +368,46 @@ fn two_carriers_too_close_to_resolve_give_no_number() {
         e.ppm_uncertainty
     );
 }
+
+/// A radio's DC offset or LO leakage is a carrier at 0 Hz of baseband whatever its
+/// clock does: with the reference tone at the tuned centre and no reference connected,
+/// it read PASS −0.0000003 ± 0.0000011 ppm. A tone read within two bins of DC gives no
+/// number; the same reference 200 Hz from DC is still measured, within 3σ.
+#[test]
+fn a_tone_at_the_receivers_dc_gives_no_number() {
+    let scene = |eps: f64, dc: f64, a: f64, seed| {
+        let mut x = synth(&Tone {
+            n: 2_000_000,
+            fs: 2e6,
+            fc: 100e6,
+            tone: 100e6,
+            eps,
+            a,
+            noise: 1e-3,
+            seed,
+        });
+        for v in &mut x {
+            *v += Complex::new(dc as f32, (0.5 * dc) as f32);
+        }
+        x
+    };
+    let cfg = ClkinConfig::new(100e6, 100e6, 2e6, 5.0);
+    // The leakage alone (no reference), a locked radio's tone on DC, and a tone 0.4 Hz
+    // from the leakage.
+    for (eps, dc, a) in [(0.0, 0.01, 0.0), (0.0, 0.0, 0.01), (-0.004e-6, 0.003, 0.01)] {
+        let r = estimate(&scene(eps, dc, a, 21), cfg.clone(), 65_536)
+            .map(|e| (e.ppm, e.ppm_uncertainty));
+        assert!(
+            format!("{r:?}").contains("at the receiver's own DC"),
+            "ε {eps}, DC {dc}, tone {a}: {r:?}"
+        );
+    }
+    // A clock 2 ppm fast puts the tone 200 Hz below DC: a number, true within 3σ.
+    let e = estimate(&scene(2e-6, 0.0, 0.01, 22), cfg, 65_536).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        (e.ppm - 2.0).abs() <= 3.0 * e.ppm_uncertainty,
+        "{} ± {}",
+        e.ppm,
+        e.ppm_uncertainty
+    );
+}

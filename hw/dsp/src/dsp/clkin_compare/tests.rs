@@ -241,3 +241,47 @@ fn a_clipped_radio_has_no_tone_level_but_still_compares() {
     assert_eq!(s.clipped, 0);
     assert!(s.level_dbfs.is_some_and(|l| (l + 4.4).abs() < 0.1), "{s:?}");
 }
+
+/// Two radios tuned to the tone with no tone connected see only their own DC offset /
+/// LO leakage, at 0 Hz of baseband whatever their clocks do: they compared to
+/// −0.00034 ± 0.00038 ppb (AGREE). A tone read at either radio's DC gives no number; the
+/// same radios 200 kHz from the tone are still measured within 3σ.
+#[test]
+fn a_tone_at_a_radios_dc_gives_no_comparison() {
+    let leak = |phase: f64, seed| -> Vec<Complex<f32>> {
+        let mut g = crate::dsp::welch::tests::Noise::new(seed);
+        (0..FS as usize)
+            .map(|_| {
+                let v = Complex::from_polar(0.01, phase) + g.complex(0.001);
+                Complex::new(v.re as f32, v.im as f32)
+            })
+            .collect()
+    };
+    let at_centre = |x: &[Complex<f32>]| {
+        let mut t = ToneTracker::new(ToneTrackConfig::new(FC, FC, FS)).expect("valid");
+        t.feed(x);
+        t.finish()
+    };
+    let m = at_centre(&leak(0.3, 3));
+    let s = at_centre(&leak(1.7, 4));
+    let r = compare_tracks(&m, &s).map(|e| (e.relative_ppb, e.uncertainty_ppb));
+    assert!(
+        format!("{r:?}").contains("the tone lies at MASTER's own DC"),
+        "{r:?}"
+    );
+    // A real tone at the centre of a locked pair is no number either (nothing tells it
+    // from the leakage) …
+    let m = at_centre(&radio(0.0, FC, 1.0, 30.0, 5));
+    let s = at_centre(&radio(0.0, FC, 1.0, 30.0, 6));
+    let r = compare_tracks(&m, &s).map(|e| e.relative_ppb);
+    assert!(format!("{r:?}").contains("own DC"), "{r:?}");
+    // … while the tone 200 kHz from the centre is measured.
+    let e = compare(1e-6, 1.5e-6, TONE, 1.0, 30.0, 7);
+    let t = truth(1e-6, 1.5e-6);
+    assert!(
+        (e.relative_ppb - t).abs() <= 3.0 * e.uncertainty_ppb,
+        "{} ± {} for {t}",
+        e.relative_ppb,
+        e.uncertainty_ppb
+    );
+}
