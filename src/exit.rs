@@ -338,13 +338,26 @@ pub fn error_json(err: &anyhow::Error) -> ErrorReport {
             text[..at]
                 .trim_end_matches([' ', ';', ',', '—', '-', '('])
                 .to_string(),
-            Some(text[at + 5..].trim_end_matches(')').trim().to_string()),
+            Some(fix_text(&text[at + 5..])),
         ),
         None => (text.clone(), None),
     };
     ErrorReport {
         error: ErrorBody { fix, message },
         exit: status_for(err),
+    }
+}
+
+/// The fix of a message, from after its `fix: ` to the end: the `)` closing a
+/// `(fix: …)` is dropped, a `)` closing a parenthesis of the fix's own
+/// (`pick a setting (`rxnode inventory --dry-run` lists its ranges)`) is kept.
+fn fix_text(after: &str) -> String {
+    let fix = after.trim();
+    let open = fix.matches('(').count();
+    let close = fix.matches(')').count();
+    match fix.strip_suffix(')') {
+        Some(inner) if close > open => inner.trim().to_owned(),
+        _ => fix.to_owned(),
     }
 }
 
@@ -485,5 +498,26 @@ mod git_code_tests {
         );
         let plain = anyhow::anyhow!("a; code=x but not a git code");
         assert_eq!(error_text(&plain), "a; code=x but not a git code");
+    }
+}
+
+#[cfg(test)]
+mod fix_tests {
+    use super::{error_json, refused};
+
+    #[test]
+    fn a_json_fix_keeps_the_parenthesis_it_closes_and_drops_one_around_it() {
+        let fix = |msg: &str| error_json(&refused(msg.to_owned())).error.fix;
+        assert_eq!(
+            fix("no such rate — fix: pick a setting the radio supports (`rxnode inventory --dry-run` lists its ranges)")
+                .as_deref(),
+            Some("pick a setting the radio supports (`rxnode inventory --dry-run` lists its ranges)")
+        );
+        assert_eq!(
+            fix("the lock is held (fix: wait for it)").as_deref(),
+            Some("wait for it")
+        );
+        assert_eq!(fix("x (see y) — fix: run `z`").as_deref(), Some("run `z`"));
+        assert_eq!(fix("no fix named here"), None);
     }
 }

@@ -98,7 +98,7 @@ fn own_sections(cmd: &clap::Command) -> String {
         ("0", "Done as asked."),
         ("1", "It ran, or tried the radio, and failed: FAIL or PARTIAL, a radio that is absent or busy, a network or Git error."),
         ("2", "Bad usage or invalid input; nothing ran."),
-        ("3", "Refused by the safety interlock or the node policy."),
+        ("3", "Refused by the safety interlock or the node policy; also a prompt left without the decision or typed confirmation it asked for (review, run's AUTHORIZE, publish's PUBLISH): nothing changed."),
     ] {
         r.control("TP", [] as [&str; 0]);
         r.text([bold(code)]);

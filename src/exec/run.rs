@@ -624,9 +624,10 @@ fn record_run(
     result.freq_cal = out.freq_cal;
     result.pictures = crate::result::pictures::of_run(&result, out.drawn);
     if interrupted {
-        result
-            .errors
-            .push("interrupted by the operator (Ctrl-C / SIGTERM)".to_owned());
+        result.errors.push(
+            "interrupted by a stop signal (Ctrl-C, SIGTERM, or SIGHUP: its terminal closed)"
+                .to_owned(),
+        );
     }
     result.recompute_status();
     let result = result.with_relative_paths(&run.paths.repo);

@@ -317,7 +317,17 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         }
     };
     let acquired_at = std::time::SystemTime::now();
-    let lock = Lock::acquire(&paths, watcher_command(args))?;
+    let lock = Lock::acquire(&paths, watcher_command(args)).map_err(|e| {
+        if let Some(crate::exit::Refused(why)) = e.downcast_ref::<crate::exit::Refused>() {
+            crate::exit::refused(format!(
+                "{why}; one watcher runs per checkout — fix: let that rxnode finish, or stop it \
+                 (a watcher: [S] at its prompt or Ctrl-C in its terminal; the service: `rxnode \
+                 service uninstall`), then start this one again"
+            ))
+        } else {
+            e
+        }
+    })?;
     if let Some(dead) = lock.took_over() {
         stale_locks::clear_stale_fetch_locks(
             &paths,

@@ -39,7 +39,26 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
         Decision::NotForThisNode => Err(refused(format!(
             "task {id} is not for this node (TARGET_NODES); recorded, not prompted"
         ))),
-        _ => Ok(Outcome::Done),
+        d @ (Decision::Stop | Decision::Eof | Decision::Signal) => {
+            let how = match d {
+                Decision::Stop => "[S] was chosen",
+                Decision::Eof => "the input ended or could not be read",
+                _ => "a stop signal arrived (Ctrl-C, SIGTERM, or the terminal closed)",
+            };
+            let still = state::load(&paths)
+                .ok()
+                .and_then(|s| {
+                    s.tasks
+                        .get(&id)
+                        .map(|r| format!(", it is still {}", r.status))
+                })
+                .unwrap_or_default();
+            Err(refused(format!(
+                "task {id} was not decided: {how}; nothing changed{still} — \
+                 fix: `rxnode review {id}` and answer A (approve) or D (defer)"
+            )))
+        }
+        Decision::Approved | Decision::Deferred => Ok(Outcome::Done),
     }
 }
 

@@ -225,6 +225,88 @@ fn a_review_left_without_a_decision_says_the_task_stays_deferred() {
     }
 }
 
+/// `review` asks for a decision: left without one ([S], Enter at every prompt, end
+/// of input) it changes nothing and exits 3, as `run`'s and `publish`'s typed
+/// confirmations do when they are not given — a script's `review ID && run ID`
+/// does not go on — naming the status the task keeps and how to decide it, under
+/// `--json` as the error object. A decision (D) is done: exit 0.
+#[test]
+fn a_review_left_without_a_decision_exits_3_and_changes_nothing() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_UND", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("s\n"), 0);
+    assert_eq!(lab.status_of("T_UND"), "pending");
+    for (answer, status) in [
+        ("s\n", "pending"),
+        ("\n\n\n", "pending"),
+        ("", "pending"),
+        ("d\n", ""),
+        ("S\n", "deferred"),
+        ("\n \n", "deferred"),
+    ] {
+        let out = lab.run(&["review", "T_UND"], answer);
+        if status.is_empty() {
+            expect_exit!(out, 0);
+            assert_eq!(lab.status_of("T_UND"), "deferred");
+            continue;
+        }
+        expect_exit!(out, 3);
+        let se = text(&out.stderr);
+        assert!(
+            se.contains(&format!(
+                "task T_UND was not decided: {}; nothing changed, it is still {status}",
+                if answer.trim() == "s" || answer.trim() == "S" {
+                    "[S] was chosen"
+                } else {
+                    "the input ended or could not be read"
+                }
+            )) && se.contains("fix: `rxnode review T_UND` and answer A (approve) or D (defer)"),
+            "answer {answer:?}: {se}"
+        );
+        assert_eq!(lab.status_of("T_UND"), status, "answer {answer:?}");
+    }
+    let out = lab.run(&["--json", "review", "T_UND"], "");
+    expect_exit!(out, 3);
+    let err: serde_json::Value =
+        serde_json::from_str(text(&out.stderr).lines().last().unwrap_or("")).unwrap();
+    assert_eq!(err["exit"], 3);
+    assert_eq!(
+        err["error"]["fix"],
+        "`rxnode review T_UND` and answer A (approve) or D (defer)"
+    );
+    assert_eq!(lab.status_of("T_UND"), "deferred");
+    assert_eq!(lab.count_events("approved", "T_UND"), 0);
+}
+
+/// The terminal of a `review` closed (SIGHUP) or Ctrl-C at its prompt: no
+/// decision, exit 3, the task as it was, a `stopped` ledger line, no lock left.
+#[cfg(unix)]
+#[test]
+fn a_review_whose_terminal_hangs_up_at_the_prompt_exits_3_and_changes_nothing() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_HUP", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("d\n"), 0);
+    for sig in [libc::SIGHUP, libc::SIGINT] {
+        let stopped = lab.count_events("stopped", "T_HUP");
+        let mut pty = util::Pty::spawn(lab.rxnode().args(["review", "T_HUP"]));
+        pty.wait_for("[A] Approve", 1, 60);
+        std::thread::sleep(Duration::from_millis(300));
+        util::signal(pty.child.id(), sig);
+        let status = stopped_within_2_s(&mut pty.child);
+        assert_eq!(status.code(), Some(3), "signal {sig}: {}", pty.screen());
+        assert!(
+            pty.screen()
+                .contains("task T_HUP was not decided: a stop signal arrived"),
+            "signal {sig}: {}",
+            pty.screen()
+        );
+        assert_eq!(lab.status_of("T_HUP"), "deferred");
+        assert_eq!(lab.count_events("stopped", "T_HUP"), stopped + 1);
+        assert!(!lab.local().join("rxnode.lock").exists());
+        assert!(!lab.local().join("rxnode-review.lock").exists());
+    }
+}
+
 #[test]
 fn stop_and_eof_leave_the_task_pending_and_it_is_shown_at_next_start() {
     let lab = Lab::new();

@@ -121,6 +121,49 @@ fn sigint_during_capture_writes_partial_results_and_closes_the_stream() {
     assert_eq!(rig.lab.porcelain(), "");
 }
 
+/// The run's terminal closed (SIGHUP) mid-capture: the capture stops as for
+/// Ctrl-C (PARTIAL, exit 1), and the result's note names the terminal closing
+/// among the signals that stop a run, not only "Ctrl-C / SIGTERM", which the
+/// operator did not type.
+#[cfg(unix)]
+#[test]
+fn a_run_whose_terminal_closes_says_so_in_its_partial_result() {
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let id = "RUN_SIGHUP_1";
+    let plan = r#"{"steps": [
+      {"op": "rx_capture", "device": "driver=rxsim,serial=LONGRUN", "frequency_hz": 100e6,
+       "sample_rate_hz": 250e3, "duration_s": 30.0}
+    ]}"#;
+    rig.post_and_approve(id, &yellow(), Some(plan));
+    let started = Instant::now();
+    let child = rig.spawn_run(id, None);
+    while !rig
+        .stream_events("RX")
+        .iter()
+        .any(|(e, s)| e == "activateStream" && s == "LONGRUN")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the capture never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    crate::util::signal(child.id(), libc::SIGHUP);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let r = rig.result(id);
+    assert_eq!(r.status, "PARTIAL");
+    assert!(
+        r.errors
+            .iter()
+            .any(|e| e.contains("interrupted") && e.contains("SIGHUP: its terminal closed")),
+        "{:?}",
+        r.errors
+    );
+}
+
 // ---------------------------------------------------------------- more interlock edges
 
 /// The approved-text check does not trust the state file alone: a forged

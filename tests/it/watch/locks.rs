@@ -155,6 +155,55 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
     assert!(lab.state()["watcher_pid"].is_null());
 }
 
+/// A second watcher in the same checkout is refused (exit 3) naming the first and
+/// how to stop it; under `--json` that is the error's `fix`, never null.
+#[cfg(unix)]
+#[test]
+fn a_second_watcher_is_refused_with_the_way_to_stop_the_first() {
+    let lab = Lab::new();
+    let mut first = lab
+        .rxnode()
+        .args(["watch", "--interval", "0.2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = lab.local().join("rxnode.lock");
+    let t0 = Instant::now();
+    while !(lock.exists() && lab.local().join("rx_agent_state.json").exists()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "watcher did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let out = lab.run(&["watch", "--once"], "");
+    expect_exit!(out, 3);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains(&format!("PID {}", first.id()))
+            && se.contains(
+                "one watcher runs per checkout — fix: let that rxnode finish, or stop it"
+            )
+            && se.contains("[S] at its prompt or Ctrl-C in its terminal"),
+        "{se}"
+    );
+    let out = lab.run(&["--json", "watch", "--once"], "");
+    expect_exit!(out, 3);
+    let err: serde_json::Value =
+        serde_json::from_str(text(&out.stderr).lines().last().unwrap_or("")).unwrap();
+    assert!(
+        err["error"]["fix"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("let that rxnode finish")),
+        "{err}"
+    );
+    util::signal(first.id(), libc::SIGTERM);
+    assert_eq!(stopped_within_2_s(&mut first).code(), Some(0));
+}
+
 #[cfg(unix)]
 #[test]
 fn stale_lock_from_a_dead_pid_is_taken_over() {
