@@ -24,9 +24,11 @@ wp() { printf 'Z:%s' "${1//\//\\}"; }
 wrx() { $W "$(wp $L/bin/rxnode.exe)" --repo "$(wp $L/rx)" "$@"; }
 wrx node set-name LABW >/dev/null
 # A watcher killed mid-poll: its lock stays, naming a PID that is gone.
-wrx watch --interval 30 </dev/null >$L/w1.out 2>&1 & w1=$!
+# Wine itself in the background (not a subshell), so that the kill reaches the watcher.
+$W "$(wp $L/bin/rxnode.exe)" --repo "$(wp $L/rx)" watch --interval 30 </dev/null >$L/w1.out 2>&1 & w1=$!
 for _ in $(seq 1 100); do [ -f $L/rx/.local/rxnode.lock ] && break; sleep 0.2; done
 sleep 1; kill -9 $w1; wait $w1 2>/dev/null; sleep 1
+kill -0 $w1 2>/dev/null && { echo "cannot play: the first watcher survived its kill"; exit 2; }
 # Wine gives a dead process's ID to the next process at once (the next rxnode.exe may be PID 256 again):
 # the dead watcher's lock names an ID no process holds, as on a Windows laptop after a power loss.
 sed -i 's/"pid":[0-9]*/"pid":65532/' $L/rx/.local/rxnode.lock
