@@ -296,9 +296,17 @@ fn write_new_private(p: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = rxnode_dsp::open_regular_write(p, rxnode_dsp::WriteMode::CreateNew, true)
         .with_context(|| format!("cannot create node key {}", p.display()))?;
     // Windows: owner-only before a byte is written (mode 600 on unix).
+    // A file that could not be made private is not left behind (it was made
+    // here, `CreateNew`).
     #[cfg(windows)]
-    crate::store::winsec::set_owner_only(p, false)
-        .with_context(|| format!("cannot make node key {} private to this user", p.display()))?;
+    if let Err(e) = crate::store::winsec::set_owner_only_checked(p) {
+        drop(f);
+        let _ = std::fs::remove_file(p);
+        return Err(anyhow::Error::new(e).context(format!(
+            "cannot make node key {} private to this user",
+            p.display()
+        )));
+    }
     f.write_all(bytes)
         .and_then(|()| f.sync_all())
         .with_context(|| format!("cannot write node key {}", p.display()))

@@ -26,7 +26,7 @@ pub(crate) struct Holder {
     /// The holding process's start as the kernel counts it ([`process_start`]):
     /// a PID that now names another process (the holder ended, the PID was
     /// reused, also after a reboot) is not the holder. `None` where it cannot
-    /// be read (not Linux) and in lock files of earlier versions.
+    /// be read (not Linux nor Windows) and in lock files of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) started: Option<String>,
 }
@@ -129,8 +129,11 @@ pub(crate) fn pid_alive(_pid: u32) -> bool {
 /// later process given the same PID, in this boot or after a reboot; the wall
 /// clock plays no part. Ticks are 10 ms (USER_HZ 100): a PID given again within
 /// the same tick is not told apart, which needs the whole PID space to wrap in
-/// that time. `None` when it cannot be read (not Linux, no such
-/// process, `/proc` hidden).
+/// that time. Windows: `win:` and the process's creation time (`GetProcessTimes`,
+/// 100 ns since 1601), the same all its life and later for any process given
+/// the ID again (Windows gives ended processes' IDs out again soon). `None` when
+/// it cannot be read (another system, no such process, `/proc` hidden, a
+/// process this user may not query).
 pub(crate) fn process_start(pid: u32) -> Option<String> {
     #[cfg(target_os = "linux")]
     {
@@ -144,7 +147,30 @@ pub(crate) fn process_start(pid: u32) -> Option<String> {
             .all(|b| b.is_ascii_digit())
             .then(|| format!("{}:{ticks}", boot.trim()))
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Foundation::{CloseHandle, FILETIME};
+        use windows_sys::Win32::System::Threading::{
+            GetProcessTimes, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+        };
+        if pid == 0 {
+            return None;
+        }
+        // SAFETY: OpenProcess takes a plain PID; the handle is closed below.
+        let h = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if h.is_null() {
+            return None;
+        }
+        let mut t = [FILETIME::default(); 4];
+        let [created, exited, kernel, user] = &mut t;
+        // SAFETY: `h` is open; four writable FILETIMEs.
+        let ok = unsafe { GetProcessTimes(h, created, exited, kernel, user) };
+        // SAFETY: `h` came from OpenProcess and is closed once.
+        unsafe { CloseHandle(h) };
+        let c = (u64::from(t[0].dwHighDateTime) << 32) | u64::from(t[0].dwLowDateTime);
+        (ok != 0 && c != 0).then(|| format!("win:{c}"))
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = pid;
         None
@@ -537,5 +563,39 @@ mod tests {
         drop(child);
         assert!(!pid_alive(pid), "an ended child counted as alive");
         assert!(pid_alive(std::process::id()));
+    }
+
+    /// A process's recorded start is the same each time it is read and differs
+    /// from that of a process started after it, so a lock naming an ID given
+    /// out again (Wine gives an ended process's ID to the next one at once) is
+    /// stale; the holder with its own start is alive (Linux and Windows; under
+    /// Wine by scripts/check-windows.sh).
+    #[cfg(any(target_os = "linux", windows))]
+    #[test]
+    fn a_lock_naming_a_reused_pid_with_another_start_is_stale() {
+        let me = process_start(std::process::id()).expect("this process's start");
+        assert_eq!(
+            process_start(std::process::id()).as_deref(),
+            Some(me.as_str())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let exe = std::env::current_exe().unwrap();
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "no_such_test_here"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let theirs = process_start(child.id());
+        child.wait().unwrap();
+        let theirs = theirs.expect("a child's start, read while it ran or before it was reaped");
+        assert_ne!(theirs, me, "two processes with one recorded start");
+        let mut h = Holder::this_process("watch");
+        assert!(holder_alive(&h));
+        h.started = Some(theirs);
+        assert!(
+            !holder_alive(&h),
+            "this PID with another process's start counted as the holder"
+        );
     }
 }

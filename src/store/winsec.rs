@@ -26,6 +26,28 @@ use windows_sys::Win32::Storage::FileSystem::{
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
 const ACCESS_ALLOWED_ACE_TYPE: u8 = 0;
+const ACCESS_ALLOWED_CALLBACK_ACE_TYPE: u8 = 9;
+
+/// What an ACE in a file's DACL does to who may open it.
+#[derive(Debug, PartialEq, Eq)]
+enum AceKind {
+    /// Allows the SID after its mask, under a condition or not: ACCESS_ALLOWED (0)
+    /// and ACCESS_ALLOWED_CALLBACK (9), read as header, mask, SID.
+    Grants,
+    /// Denies (1, 6, 10, 12), or does not decide access (audit, alarm and the
+    /// SACL's label, attribute and policy ACEs: 2, 3, 7, 8, 13–19).
+    TakesAway,
+    /// Any other type: an allow ACE of another layout (4, 5, 11) or one still to come.
+    Unread,
+}
+
+fn ace_kind(t: u8) -> AceKind {
+    match t {
+        ACCESS_ALLOWED_ACE_TYPE | ACCESS_ALLOWED_CALLBACK_ACE_TYPE => AceKind::Grants,
+        1 | 6 | 10 | 12 | 2 | 3 | 7 | 8 | 13..=19 => AceKind::TakesAway,
+        _ => AceKind::Unread,
+    }
+}
 /// Rights that change a file or folder: write/append data (add file/subfolder),
 /// extended attributes, delete a child, attributes, delete, change the DACL or
 /// the owner, and the generic write/all bits.
@@ -184,13 +206,24 @@ pub(crate) fn access(path: &Path) -> std::io::Result<Access> {
         }
         // SAFETY: every ACE starts with an ACE_HEADER.
         let header = unsafe { *ace.cast::<ACE_HEADER>() };
-        if header.AceType != ACCESS_ALLOWED_ACE_TYPE
-            || u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0
-        {
-            continue; // deny ACEs only take away; inherit-only ACEs do not apply here
+        if u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0 {
+            continue; // inherit-only ACEs do not apply here
         }
-        // ACCESS_ALLOWED_ACE: header, mask, then the SID.
-        // SAFETY: the layout of an access-allowed ACE.
+        match ace_kind(header.AceType) {
+            AceKind::Grants => {}
+            AceKind::TakesAway => continue,
+            AceKind::Unread => {
+                // An allow ACE rxnode does not read (compound, object, or of a
+                // type still to come): counted as letting someone in.
+                let who = format!("an ACE of type {} rxnode does not read", header.AceType);
+                out.other_writers.push(who.clone());
+                out.other_readers.push(who);
+                continue;
+            }
+        }
+        // ACCESS_ALLOWED_ACE and ACCESS_ALLOWED_CALLBACK_ACE (a conditional ACE,
+        // counted whatever its condition): header, mask, then the SID.
+        // SAFETY: the layout of these two ACE types.
         let (mask, sid) = unsafe {
             let mask = *ace.cast::<u8>().add(4).cast::<u32>();
             (mask, ace.cast::<u8>().add(8).cast::<c_void>())
@@ -265,6 +298,26 @@ pub(crate) fn set_owner_only(path: &Path, folder: bool) -> std::io::Result<()> {
     Ok(())
 }
 
+/// [`set_owner_only`], then read back: a file system or share that ignores
+/// DACLs, or Wine (which keeps the unix mode and says the call succeeded), may
+/// not keep it. An error names who may still open the file.
+pub(crate) fn set_owner_only_checked(path: &Path) -> std::io::Result<()> {
+    set_owner_only(path, false)?;
+    let a = access(path)?;
+    let mut others = a.other_writers;
+    others.extend(a.other_readers);
+    others.sort();
+    others.dedup();
+    if !others.is_empty() {
+        return Err(std::io::Error::other(format!(
+            "the owner-only DACL was set but did not hold: {} may still open it (a file \
+             system or layer that ignores DACLs; under Wine the unix mode decides: umask 077)",
+            others.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,7 +329,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("key");
         std::fs::write(&p, b"x").unwrap();
-        set_owner_only(&p, false).unwrap();
+        set_owner_only_checked(&p).unwrap();
         let a = access(&p).unwrap();
         assert!(
             a.foreign_owner.is_none() && a.other_writers.is_empty() && a.other_readers.is_empty(),
@@ -288,5 +341,20 @@ mod tests {
         assert!(!is_reparse_point(&std::fs::symlink_metadata(&p).unwrap()));
         let f = rxnode_dsp::open_regular_nofollow(&p).unwrap();
         drop(f);
+    }
+
+    /// An ACE that allows under a condition (a callback ACE) is read as allowing;
+    /// an allow ACE of a layout rxnode does not read counts as letting others
+    /// in; only deny and non-access ACEs are passed over.
+    #[test]
+    fn conditional_and_unread_allow_aces_are_not_passed_over() {
+        assert_eq!(ace_kind(0), AceKind::Grants);
+        assert_eq!(ace_kind(9), AceKind::Grants);
+        for t in [1, 6, 10, 12, 2, 17] {
+            assert_eq!(ace_kind(t), AceKind::TakesAway, "type {t}");
+        }
+        for t in [4, 5, 11, 20, 0xff] {
+            assert_eq!(ace_kind(t), AceKind::Unread, "type {t}");
+        }
     }
 }
