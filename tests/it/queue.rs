@@ -16,6 +16,7 @@ struct Status {
     queue: Vec<QueueItem>,
     history_rewrites: Vec<Rewrite>,
     last_walk: Option<Walk>,
+    remote_marker: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
