@@ -477,10 +477,19 @@ fn render_walk(out: &mut String, w: &WalkRecord, colour: bool) {
             ""
         }
     );
+    let waiting = w.versions.saturating_sub(w.examined + w.not_examined);
+    if waiting > 0 {
+        let _ = writeln!(
+            out,
+            "            {waiting} newer version(s) waiting for the next poll (a poll examines at most {} and reads at most {} MiB of task file)",
+            w.limit,
+            crate::watch::history::POLL_TASK_BYTES >> 20
+        );
+    }
     if w.not_examined > 0 {
         let _ =
             writeln!(out,
-            "            {} older version(s) {} (only the newest {} are examined; --history-limit)",
+            "            {} older version(s) {} (recorded by an earlier rxnode, which examined only the newest {} a poll)",
             w.not_examined,
             crate::term::status("NOT EXAMINED", 12, colour),
             w.limit

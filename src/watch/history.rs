@@ -9,17 +9,26 @@ use crate::store::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord
 use crate::store::state::{self, State};
 use anyhow::Result;
 use git2::{Oid, Repository};
+use rxnode_interlock::MAX_TASK_BYTES;
 
 /// History rewrites kept in state (the ledger keeps them all).
 const REWRITES_KEPT: usize = 20;
 /// Commit IDs listed in one `not_examined` ledger line / state record.
 const LISTED: usize = 100;
 
+/// Bytes of task file one poll reads at most over all the versions it examines
+/// (a version's file or, for a deletion, the file it deleted; at least one
+/// version is examined whatever its size). A task file is at most 1 MiB, and
+/// 300 versions of one cost a poll 2.8 s: the versions past this budget (or past
+/// `--history-limit`) wait, in order, for the next poll (docs/protocol.md#bound).
+pub(crate) const POLL_TASK_BYTES: u64 = 32 << 20;
+
 /// A poll's bounds: task versions examined and commits walked
 /// (`--history-limit`, `--walk-limit`; docs/protocol.md#bound).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
-    /// The newest versions examined at most.
+    /// Versions examined by one poll at most (the oldest not yet examined;
+    /// the next poll goes on from there).
     pub(crate) versions: usize,
     /// Commits walked at most, by the history walk and by each ancestry or
     /// merge-base search.
@@ -31,10 +40,9 @@ struct Plan {
     from: WalkFrom,
     since: Option<Oid>,
     history: History,
-    /// Oldest first, at most `limit`.
+    /// Every version found, oldest first (a poll examines the oldest of them
+    /// within its budget, [`in_budget`]).
     examine: Vec<Version>,
-    /// Older versions beyond the bound, oldest first.
-    skipped: Vec<Version>,
 }
 
 fn plan(
@@ -60,65 +68,110 @@ fn plan(
             since: None,
             history: History::default(),
             examine,
-            skipped: vec![],
         });
     }
     let history = ops::task_history(repo, tip, start, path, bounds.commits)?;
-    let mut all = history.versions.clone();
-    let cut = all.len().saturating_sub(bounds.versions);
-    let examine = all.split_off(cut);
+    let examine = history.versions.clone();
     Ok(Plan {
         from,
         since: start,
         history,
         examine,
-        skipped: all,
     })
 }
 
-/// Walk from the marker to `tip`, examine every version, and return the task
-/// IDs newly queued by this poll, in commit order (prompted by the caller).
-/// The marker is moved to `tip` once every version is recorded.
+/// Bytes a version's examination reads: its file, or for a deletion the file
+/// it deleted (only the object's header is read here).
+fn version_bytes(repo: &Repository, v: &Version) -> u64 {
+    let Ok(odb) = repo.odb() else { return 0 };
+    v.entry
+        .or(v.before)
+        .and_then(|(id, _)| odb.read_header(id).ok())
+        .filter(|(_, kind)| *kind == git2::ObjectType::Blob)
+        .map_or(0, |(size, _)| size.min(MAX_TASK_BYTES) as u64)
+}
+
+/// How many of `versions` (oldest first) one poll examines: at most
+/// `limit`, and no more than [`POLL_TASK_BYTES`] of task file read, but
+/// always the first one.
+fn in_budget(repo: &Repository, versions: &[Version], limit: usize) -> usize {
+    let mut bytes = 0u64;
+    let mut n = 0;
+    for v in versions.iter().take(limit) {
+        bytes = bytes.saturating_add(version_bytes(repo, v));
+        if n > 0 && bytes > POLL_TASK_BYTES {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// Walk from the marker to `tip`, examine the oldest versions within the
+/// poll's budget, and return the task IDs newly queued by this poll, in commit
+/// order (prompted by the caller), with the number of versions left for the
+/// next poll. The marker is moved to the last version examined when some are
+/// left, else to `tip`.
 pub(crate) fn examine_history(
     flow: &mut Flow<'_>,
     repo: &Repository,
     tip: Oid,
     bounds: Bounds,
-) -> Result<Vec<String>> {
+) -> Result<(Vec<String>, usize)> {
     let (start, from) = walk_start(flow, repo, tip, bounds)?;
     let p = plan(repo, start, from, tip, &flow.task_path, bounds)?;
     if from == WalkFrom::FirstStart {
         first_start(flow, &p, tip)?;
     }
     report_not_examined(flow, &p, tip, bounds)?;
+    let now = in_budget(repo, &p.examine, bounds.versions);
     let mut queued: Vec<String> = Vec::new();
-    for (i, v) in p.examine.iter().enumerate() {
+    for (i, v) in p.examine.iter().take(now).enumerate() {
+        // The next version, examined now or by a later poll, supersedes it.
         let next = p.examine.get(i + 1);
         if let Some(id) = examine_version(flow, repo, v, next)? {
             queued.push(id);
         }
     }
+    // Where the next poll goes on from: the last version examined, when some
+    // wait; else the tip.
+    let left = p.examine.len() - now;
+    let marker = match now.checked_sub(1).and_then(|i| p.examine.get(i)) {
+        Some(last) if left > 0 => {
+            flow.say(format!(
+                "{now} of {} task version(s) of {} on {} examined (a poll examines at most {} (--history-limit) and reads at most {} MiB of task file); the next poll goes on after {}, with {left} version(s) newer than it",
+                p.examine.len(),
+                flow.task_path,
+                where_(flow),
+                bounds.versions,
+                POLL_TASK_BYTES >> 20,
+                short(&last.commit.to_string()),
+            ));
+            last.commit
+        }
+        _ => tip,
+    };
     let record = WalkRecord {
         at: now_iso(),
         from: p.from,
         since: p.since.map(|s| s.to_string()),
         tip: tip.to_string(),
         commits: p.history.commits,
-        versions: p.history.versions.len().max(p.examine.len()),
-        examined: p.examine.len(),
-        not_examined: p.skipped.len(),
+        versions: p.examine.len(),
+        examined: now,
+        not_examined: 0,
         walk_truncated: p.history.truncated || p.history.incomplete.is_some(),
         not_walked_from: p.history.not_walked_from.map(|c| c.to_string()),
         walk_limit: bounds.commits,
-        not_examined_commits: listed(&p),
+        not_examined_commits: vec![],
         limit: bounds.versions,
     };
     state::update(&flow.paths, |s| {
-        s.remote_marker = Some(tip.to_string());
+        s.remote_marker = Some(marker.to_string());
         s.queue.last_walk = Some(record);
         Ok(())
     })?;
-    Ok(queued)
+    Ok((queued, left))
 }
 
 /// Where the walk starts: after the marker when it is an ancestor of the tip
@@ -175,15 +228,6 @@ fn where_(flow: &Flow<'_>) -> String {
     format!("{}/{}", flow.remote, flow.branch)
 }
 
-/// The first (oldest) commits of the versions not examined, at most [`LISTED`].
-fn listed(p: &Plan) -> Vec<String> {
-    p.skipped
-        .iter()
-        .take(LISTED)
-        .map(|v| v.commit.to_string())
-        .collect()
-}
-
 /// A first start examines only the tip: say so (and record it when the tip
 /// holds a task file).
 fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
@@ -212,19 +256,19 @@ fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
     )
 }
 
-/// Versions beyond the bound, a walk cut at its commit bound, or an
-/// incomplete (shallow) history: said loudly and recorded in a `not_examined` line.
+/// A walk cut at its commit bound, or an incomplete (shallow) history: said
+/// loudly and recorded in a `not_examined` line. (Versions past a poll's budget
+/// are not among them: the next poll examines them.)
 fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, bounds: Bounds) -> Result<()> {
     let limit = bounds.versions;
-    let not_examined = p.skipped.len();
     let incomplete = p.history.incomplete.clone();
-    if not_examined == 0 && !p.history.truncated && incomplete.is_none() {
+    if !p.history.truncated && incomplete.is_none() {
         return Ok(());
     }
     let where_ = where_(flow);
     let mut more = if p.history.truncated {
         format!(
-            "; the walk stopped after {} commits (--walk-limit), so older history{} is NOT EXAMINED either",
+            "; the walk stopped after {} commits (--walk-limit), so older history{} is NOT EXAMINED",
             bounds.commits,
             p.history
                 .not_walked_from
@@ -243,34 +287,22 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, bounds: Bounds) -> R
         .since
         .map(|s| short(&s.to_string()).to_owned())
         .unwrap_or_else(|| "the root".into());
-    if not_examined > 0 {
-        flow.loud(format!(
-            "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
-            flow.task_path,
-        ));
-    } else {
-        flow.loud(format!(
-            "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
-            flow.task_path,
-        ));
-    }
-    let reason = if incomplete.is_some() || p.history.truncated {
-        "older than the newest --history-limit versions, or beyond where the history could be walked"
-    } else {
-        "older than the newest --history-limit versions"
-    };
+    flow.loud(format!(
+        "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
+        flow.task_path,
+    ));
     tip_line(
         flow,
         Event::NotExamined(NotExamined::Bounded {
-            reason: reason.to_owned(),
-            count: not_examined,
+            reason: "beyond where the history could be walked".to_owned(),
+            count: 0,
             limit,
             walk_truncated: p.history.truncated,
             walk_limit: bounds.commits,
             not_walked_from: p.history.not_walked_from.map(|c| c.to_string()),
             history_incomplete: incomplete,
             since: p.since.map(|s| s.to_string()),
-            commits: listed(p),
+            commits: vec![],
             commits_listed_max: LISTED,
         }),
         tip,
@@ -327,14 +359,14 @@ fn rewritten(
         (None, WalkFrom::Bound) => (
             "was force-pushed, or moved by more commits than one poll walks; the examined commit {old} is not within the newest commits of the tip",
             format!(
-                "no common commit within {} commits (--walk-limit): examining the newest {limit} version(s) of the newest {} commits; older history is NOT EXAMINED",
+                "no common commit within {} commits (--walk-limit): examining the versions of the newest {} commits, oldest first, at most {limit} a poll; older history is NOT EXAMINED",
                 bounds.commits, bounds.commits
             ),
         ),
         (None, _) => (
             "was force-pushed; the examined commit {old} is no longer an ancestor of the tip",
             format!(
-                "the two share no history: examining the newest {limit} version(s) from the root"
+                "the two share no history: examining from the root, oldest first, at most {limit} version(s) a poll"
             ),
         ),
     };

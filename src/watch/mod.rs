@@ -16,7 +16,7 @@
 
 mod check;
 mod dry_run;
-mod history;
+pub(crate) mod history;
 mod io;
 mod poll;
 mod prompt;
@@ -278,8 +278,8 @@ pub struct WatchOptions {
     /// The task file for --dry-run (only with --dry-run: a live watch reads the branch).
     #[arg(long, requires = "dry_run")]
     pub task_file: Option<std::path::PathBuf>,
-    /// Task versions examined per poll at most (the newest; older ones are
-    /// reported as not examined).
+    /// Task versions examined per poll at most (the oldest not yet examined;
+    /// the next poll goes on after the last one, so none is left out).
     #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = crate::store::queue::DEFAULT_HISTORY_LIMIT)]
     pub history_limit: usize,
     /// Commits one poll walks at most (the newest; older history is reported

@@ -379,10 +379,15 @@ fn examine_new(
         flow.record_poll("nothing new", true)?;
         return Ok(Vec::new());
     }
-    let q = history::examine_history(flow, repo, oid, limit)?;
+    let (q, left) = history::examine_history(flow, repo, oid, limit)?;
+    let examined = if left > 0 {
+        format!("examined the history towards {oid} in part ({left} newer task version(s) left for the next poll)")
+    } else {
+        format!("examined {oid}")
+    };
     flow.record_poll(
         &format!(
-            "examined {oid}; {} new task(s) queued{}",
+            "{examined}; {} new task(s) queued{}",
             q.len(),
             if q.is_empty() {
                 ", nothing to prompt"

@@ -205,6 +205,15 @@ fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<O
 /// is pending or deferred (never an approved one).
 fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
     let commit_s = v.commit.to_string();
+    // A folder on the way that became a submodule (or a link, a file) removes
+    // the task file as a deletion does: said as what it is.
+    let (deleted, gone) = match ops::path_blocked(repo, v.commit, &flow.task_path) {
+        Some(why) => (
+            format!("gone ({why})"),
+            format!("removed {} ({why})", flow.task_path),
+        ),
+        None => ("deleted".to_owned(), format!("deleted {}", flow.task_path)),
+    };
     let (sha, id) = match held_by_deleted(repo, v) {
         Some((sha, Some(id))) => (sha, id),
         other => {
@@ -222,7 +231,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                 ),
             )?;
             flow.say(format!(
-                "{}/{} at {}: {} deleted (it held no usable task)",
+                "{}/{} at {}: {} {deleted} (it held no usable task)",
                 flow.remote,
                 flow.branch,
                 short(&commit_s),
@@ -246,8 +255,8 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                 ),
             )?;
             flow.say(format!(
-                "task {id} WITHDRAWN: {}/{} deleted {} at {} before it was approved; it is kept in state and not offered again",
-                flow.remote, flow.branch, flow.task_path, short(&commit_s)
+                "task {id} WITHDRAWN: {}/{} {gone} at {} before it was approved; it is kept in state and not offered again",
+                flow.remote, flow.branch, short(&commit_s)
             ));
         }
         Err(known) => {
@@ -265,7 +274,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                 ),
             )?;
             flow.say(format!(
-                "{}/{} at {}: {} deleted; task {id} is {known}, left as it is",
+                "{}/{} at {}: {} {deleted}; task {id} is {known}, left as it is",
                 flow.remote,
                 flow.branch,
                 short(&commit_s),

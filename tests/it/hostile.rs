@@ -639,25 +639,8 @@ fn results_against_a_remote_that_trickles_is_abandoned_at_the_fetch_deadline() {
 #[test]
 fn a_pack_that_expands_past_the_fetch_cpu_budget_is_abandoned() {
     let lab = Lab::new();
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let big: Vec<u8> = (0..(2 << 20) / 2)
-        .flat_map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            format!("{:02x}", x & 0xff).into_bytes()
-        })
-        .collect();
-    std::fs::create_dir_all(lab.main.join("data")).unwrap();
     let tip_before = git(&lab.rx, &["rev-parse", "HEAD"]);
-    for i in 0..40 {
-        let mut b = big.clone();
-        b[..8].copy_from_slice(format!("{i:08}").as_bytes());
-        std::fs::write(lab.main.join("data/big.txt"), &b).unwrap();
-        git(&lab.main, &["add", "data/big.txt"]);
-        git(&lab.main, &["commit", "-q", "-m", &format!("big {i}")]);
-    }
-    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+    push_big_rewrites(&lab, 40);
     let pack_kib: u64 = std::fs::read_dir(lab.origin.join("objects/pack"))
         .unwrap()
         .flatten()
@@ -707,6 +690,118 @@ fn a_pack_that_expands_past_the_fetch_cpu_budget_is_abandoned() {
         git(&lab.rx, &["rev-parse", &tracking]),
         git(&lab.main, &["rev-parse", "HEAD"])
     );
+}
+
+/// `n` commits on the main PC's branch, each rewriting `data/big.txt` (2 MiB of
+/// random hex) in its first 8 bytes, pushed to `origin`: a small pack whose
+/// deltas rebuild `n` × 2 MiB.
+fn push_big_rewrites(lab: &Lab, n: usize) {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let big: Vec<u8> = (0..(2 << 20) / 2)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            format!("{:02x}", x & 0xff).into_bytes()
+        })
+        .collect();
+    std::fs::create_dir_all(lab.main.join("data")).unwrap();
+    for i in 0..n {
+        let mut b = big.clone();
+        b[..8].copy_from_slice(format!("{i:08}").as_bytes());
+        std::fs::write(lab.main.join("data/big.txt"), &b).unwrap();
+        git(&lab.main, &["add", "data/big.txt"]);
+        git(&lab.main, &["commit", "-q", "-m", &format!("big {i}")]);
+    }
+    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+}
+
+/// `watch --once --no-prompt` with `RXNODE_FETCH_CPU_S=budget`: its output, exit
+/// code, and the CPU time (user + system, every thread) of that very process,
+/// from wait4(2).
+#[cfg(target_os = "linux")]
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4 below; Child::wait after it could reap another test's child of the reused PID"
+)]
+fn watch_cpu(lab: &Lab, budget: &str) -> (String, i32, Duration) {
+    let mut child = lab
+        .rxnode()
+        .args(["watch", "--once", "--interval", "0.2", "--no-prompt"])
+        .env("HOME", lab.dir.path())
+        .env("XDG_CONFIG_HOME", lab.dir.path())
+        .env("RXNODE_FETCH_CPU_S", budget)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rxnode runs");
+    let mut said = String::new();
+    let mut err = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for this one child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's PID, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    assert!(
+        libc::WIFEXITED(status),
+        "watch: status {status}: {said}{err}"
+    );
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    (
+        format!("{said}{err}"),
+        libc::WEXITSTATUS(status),
+        tv(usage.ru_utime) + tv(usage.ru_stime),
+    )
+}
+
+/// A remote given as a path on this machine (not a URL) is fetched by libgit2's
+/// local transport, which packs what it sends in this very process: counting
+/// and finding deltas on a worker thread per core, before anything is indexed.
+/// The fetch's CPU budget read only the fetching thread's clock, and only as it
+/// indexed, so the packing went unbounded: 300 versions of a 2 MiB file cost one
+/// `watch --once` 8.7 s of CPU at a 3 s budget. Every thread the fetch does its
+/// work on now counts, and the packing is checked too: 100 such versions at a
+/// 0.3 s budget stop within 1.3 s of CPU, said as the budget, nothing kept.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_local_path_remote_is_fetched_within_the_fetch_cpu_budget() {
+    let lab = Lab::new();
+    let url = git(&lab.rx, &["remote", "get-url", "origin"]);
+    assert!(url.starts_with('/'), "origin is a plain path: {url}");
+    let tip_before = git(&lab.rx, &["rev-parse", "HEAD"]);
+    push_big_rewrites(&lab, 100);
+    let (said, code, cpu) = watch_cpu(&lab, "0.3");
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains(&format!(
+            "fetch origin {BRANCH} failed: abandoned after 0.3 s of CPU"
+        )) && said.contains("expands to more than one fetch may index"),
+        "{said}"
+    );
+    assert!(
+        cpu < Duration::from_millis(1300),
+        "one poll spent {cpu:?} of CPU at a 0.3 s fetch budget: {said}"
+    );
+    eprintln!("one poll spent {cpu:?} of CPU at a 0.3 s fetch budget");
+    let tracking = format!("refs/remotes/origin/{BRANCH}");
+    assert_eq!(git(&lab.rx, &["rev-parse", &tracking]), tip_before);
 }
 
 #[test]

@@ -16,6 +16,7 @@ struct Status {
     queue: Vec<QueueItem>,
     history_rewrites: Vec<Rewrite>,
     last_walk: Option<Walk>,
+    remote_marker: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -294,6 +295,43 @@ fn stop_leaves_the_rest_queued_and_status_shows_the_queue() {
     assert_eq!(lab.status_of("S2"), "deferred");
     assert_eq!(lab.status_of("S3"), "approved");
     assert_eq!(lab.count_events("detected", "S3"), 1);
+}
+
+/// The task file's folder replaced by a submodule (a gitlink `docs/handoff`)
+/// removes the task file as a deletion does: the pending task is withdrawn,
+/// and the watcher says what happened to the folder, where it said "deleted".
+#[test]
+fn a_submodule_in_place_of_the_task_folder_is_named_when_it_withdraws_the_task() {
+    let lab = started_lab();
+    let base = lab.main_head();
+    lab.post(&Lab::task("G1", &base, &[]));
+    expect_exit!(lab.watch_once("s\n"), 0);
+    assert_eq!(lab.status_of("G1"), "pending");
+    git(&lab.main, &["rm", "-rq", "docs/handoff"]);
+    git(
+        &lab.main,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{base},docs/handoff"),
+        ],
+    );
+    git(&lab.main, &["commit", "-q", "-m", "handoff is a submodule"]);
+    let gl = lab.main_head();
+    push(&lab);
+    let out = lab.run(&["watch", "--once", "--no-prompt"], "");
+    let so = text(&out.stdout);
+    expect_exit!(out, 0);
+    assert!(
+        so.contains(&format!(
+            "task G1 WITHDRAWN: origin/{BRANCH} removed {TASK_PATH} (docs/handoff is now a submodule, not a folder)"
+        )),
+        "{so}"
+    );
+    assert!(!so.contains("deleted"), "{so}");
+    assert_eq!(lab.status_of("G1"), "withdrawn");
+    assert_eq!(version_lines(&lab, &gl), ["withdrawn"]);
 }
 
 #[test]

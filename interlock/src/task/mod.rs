@@ -200,7 +200,44 @@ fn refuse_unreadable(text: &str) -> Result<&str, Vec<Issue>> {
     if unbom.trim().is_empty() {
         return Err(vec![Issue::new(Some(1), None, "task file is empty")]);
     }
+    if let Some(why) = lfs_pointer(unbom) {
+        return Err(vec![Issue::new(Some(1), None, why)]);
+    }
     Ok(unbom)
+}
+
+/// The first lines of a Git LFS pointer file (the current spec and its
+/// pre-release name).
+const LFS_POINTER_VERSIONS: [&str; 2] = [
+    "version https://git-lfs.github.com/spec/v1",
+    "version https://hawser.github.com/spec/v1",
+];
+
+/// Why `text` is not a task when it is a Git LFS pointer (the file a main PC's
+/// Git commits in place of the content when `.gitattributes` gives the task
+/// path `filter=lfs`): the task itself is on an LFS server rxnode never
+/// contacts, so each of its header lines would be named missing instead.
+fn lfs_pointer(text: &str) -> Option<String> {
+    let first = text.lines().next()?.trim_end();
+    if !LFS_POINTER_VERSIONS.contains(&first) {
+        return None;
+    }
+    let value = |key: &str| {
+        text.lines()
+            .take(8)
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim().chars().take(80).collect::<String>())
+    };
+    let what = match (value("oid "), value("size ")) {
+        (Some(oid), Some(size)) => format!(" (oid {oid}, {size} bytes)"),
+        (Some(oid), None) => format!(" (oid {oid})"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "task file is a Git LFS pointer{what}, not the task: the main PC's Git stored the \
+         task through Git LFS (a `filter=lfs` line of its .gitattributes covers the task \
+         path), and a node reads only what is in Git; commit the task file as a plain file"
+    ))
 }
 
 /// A task text read into its parts; any part may have failed (see the issues).

@@ -395,6 +395,25 @@ fn bytes_size_binary_utf8() {
     }
 }
 
+/// A task file committed through Git LFS reaches the node as the LFS pointer:
+/// it is refused as that, on line 1, with the object it names, not as 13
+/// missing header fields.
+#[test]
+fn a_git_lfs_pointer_is_refused_as_one_not_as_a_header_without_fields() {
+    let oid = "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393";
+    let pointer = format!("version https://git-lfs.github.com/spec/v1\n{oid}\nsize 12345\n");
+    let e = validate_task_bytes(pointer.as_bytes(), &ValidateOptions::default()).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:?}");
+    has(&e, Some(1), None, "task file is a Git LFS pointer");
+    has(&e, Some(1), None, &format!("({oid}, 12345 bytes)"));
+    has(&e, Some(1), None, "commit the task file as a plain file");
+    // A task whose body quotes a pointer is a task.
+    ok(&render(
+        &green(),
+        "version https://git-lfs.github.com/spec/v1\nsize 1\n",
+    ));
+}
+
 proptest! {
     #![proptest_config(crate::testutil::proptest_config(512, "task"))]
     /// Arbitrary text never panics.

@@ -190,6 +190,38 @@ fn oversized_folder(repo: &Repository, commit: Oid, root: Oid, path: &str) -> Op
     None
 }
 
+/// Why `path` is absent from `commit` when a folder on the way to it is now
+/// something else — a submodule (gitlink), a symbolic link, a file — named with
+/// its path (`docs/handoff is now a submodule, not a folder`). `None` when the
+/// folders are there or simply missing (a plain deletion), or cannot be read.
+pub(crate) fn path_blocked(repo: &Repository, commit: Oid, path: &str) -> Option<String> {
+    let c = self::commit(repo, commit).ok()?;
+    let mut t = tree(repo, c.tree_id()).ok()?;
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (_, folders) = parts.split_last()?;
+    let mut at = String::new();
+    for name in folders {
+        let (kind, mode, id) = {
+            let e = t.get_name(name)?;
+            (e.kind(), e.filemode(), e.id())
+        };
+        at.push_str(name);
+        let what = match (kind, mode) {
+            (Some(git2::ObjectType::Tree), _) => {
+                t = tree(repo, id).ok()?;
+                at.push('/');
+                continue;
+            }
+            (Some(git2::ObjectType::Commit), _) => "a submodule",
+            (Some(git2::ObjectType::Blob), 0o120000) => "a symbolic link",
+            (Some(git2::ObjectType::Blob), _) => "a file",
+            _ => "not a folder",
+        };
+        return Some(format!("{at} is now {what}, not a folder"));
+    }
+    None
+}
+
 /// What a tree holds at a path: the object ID and file mode, or nothing.
 pub(crate) type PathEntry = Option<(Oid, i32)>;
 

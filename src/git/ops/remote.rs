@@ -3,9 +3,11 @@
 //! remote-tracking ref.
 use anyhow::{anyhow, Context, Result};
 use git2::{Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::sync::{Arc, Mutex, Once};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 /// Connect timeout for remote transports.
@@ -267,6 +269,46 @@ fn thread_cpu() -> Option<Duration> {
     (ok != 0).then(|| Duration::from_nanos((ticks(&k) + ticks(&u)).saturating_mul(100)))
 }
 
+/// The CPU time one fetch has spent: the fetching thread's since the fetch
+/// began, plus the whole CPU time of every other thread libgit2 called back
+/// from. Those are the worker threads libgit2's local transport starts, for
+/// this fetch alone, to find deltas between the objects it packs from a remote
+/// that is a path on this machine (one per core): the fetching thread waits
+/// meanwhile, so its own clock alone misses that work.
+struct FetchCpu {
+    /// The thread that fetches.
+    fetching: ThreadId,
+    /// Its CPU time when the fetch began (`None`: it cannot be read).
+    started: Option<Duration>,
+    /// CPU time of the fetching thread since `started`, and of each other thread
+    /// in all, as last read on that thread.
+    seen: Mutex<(Duration, HashMap<ThreadId, Duration>)>,
+}
+
+impl FetchCpu {
+    fn start() -> Self {
+        FetchCpu {
+            fetching: std::thread::current().id(),
+            started: thread_cpu(),
+            seen: Mutex::new((Duration::ZERO, HashMap::new())),
+        }
+    }
+
+    /// Read the calling thread's clock and return the sum over every thread
+    /// seen (`None` when the clock cannot be read).
+    fn spent(&self) -> Option<Duration> {
+        let now = thread_cpu()?;
+        let here = std::thread::current().id();
+        let mut seen = self.seen.lock().ok()?;
+        if here == self.fetching {
+            seen.0 = now.saturating_sub(self.started?);
+        } else {
+            seen.1.insert(here, now);
+        }
+        Some(seen.1.values().fold(seen.0, |a, b| a.saturating_add(*b)))
+    }
+}
+
 /// Why a fetch was abandoned by rxnode rather than failing by itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Abandoned {
@@ -318,9 +360,10 @@ impl FetchFailure {
 /// `rem.fetch(specs)` with `callbacks` and the options `configure` sets, bounded as
 /// every fetch of rxnode is: the transport timeouts bound each connect and read, the
 /// whole fetch is abandoned after [`FETCH_DEADLINE_READS`] read timeouts however
-/// the remote paces it (`super::deadline`), and when the fetching thread has spent
-/// its CPU budget ([`FETCH_CPU`]) on what it received; `cancel` (Ctrl-C) stops it
-/// too. The one door through which the watcher, `publish`, the heartbeat and the
+/// the remote paces it (`super::deadline`), and when it has spent its CPU budget
+/// ([`FETCH_CPU`], [`FetchCpu`]) on what it received — over any transport, a
+/// remote given as a plain path included, whose packing libgit2 does in this
+/// process; `cancel` (Ctrl-C) stops it too. The one door through which the watcher, `publish`, the heartbeat and the
 /// main PC's `results` fetch.
 pub(crate) fn fetch_bounded<'cb>(
     rem: &mut git2::Remote<'_>,
@@ -333,20 +376,30 @@ pub(crate) fn fetch_bounded<'cb>(
     let deadline = timeouts().1 * FETCH_DEADLINE_READS;
     let budget = fetch_cpu_budget();
     let watchdog = super::deadline::Watchdog::arm(deadline);
-    let expired = watchdog.expired_flag();
-    // libgit2 calls back on the fetching thread after every object it indexed and
-    // every delta it resolved: the CPU spent is checked there.
-    let started = thread_cpu();
-    let over = std::rc::Rc::new(std::cell::Cell::new(None::<usize>));
-    let over_cb = std::rc::Rc::clone(&over);
-    callbacks.transfer_progress(move |p| {
-        let spent = started.zip(thread_cpu()).map(|(a, b)| b.saturating_sub(a));
-        if spent.is_some_and(|s| s > budget) {
-            over_cb.set(Some(p.received_bytes()));
-            return false;
+    // libgit2 calls back after every object it indexed and every delta it
+    // resolved, and — for a remote that is a path on this machine — while it
+    // counts and deltifies the objects it packs on its own worker threads
+    // (the sideband callback): the CPU spent is checked at each.
+    let cpu = Arc::new(FetchCpu::start());
+    let over = Arc::new(std::sync::Mutex::new(None::<usize>));
+    let stop = {
+        let expired = watchdog.expired_flag();
+        let cpu = Arc::clone(&cpu);
+        let over = Arc::clone(&over);
+        move |received: Option<usize>| -> bool {
+            if cpu.spent().is_some_and(|s| s > budget) {
+                if let Ok(mut o) = over.lock() {
+                    let had = o.unwrap_or(0);
+                    *o = Some(received.unwrap_or(had).max(had));
+                }
+                return true;
+            }
+            cancel.is_some_and(|c| c.load(Ordering::Relaxed)) || expired.load(Ordering::Relaxed)
         }
-        !cancel.is_some_and(|c| c.load(Ordering::Relaxed)) && !expired.load(Ordering::Relaxed)
-    });
+    };
+    let stop_sideband = stop.clone();
+    callbacks.transfer_progress(move |p| !stop(Some(p.received_bytes())));
+    callbacks.sideband_progress(move |_| !stop_sideband(None));
     let mut fo = FetchOptions::new();
     fo.remote_callbacks(callbacks);
     configure(&mut fo);
@@ -354,7 +407,8 @@ pub(crate) fn fetch_bounded<'cb>(
     let expired = watchdog.expired();
     drop(watchdog);
     drop(fo);
-    let abandoned = match over.get() {
+    let over = over.lock().ok().and_then(|o| *o);
+    let abandoned = match over {
         Some(received) => Some(Abandoned::Cpu { budget, received }),
         None => expired.then_some(Abandoned::Deadline(deadline)),
     };

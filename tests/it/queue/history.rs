@@ -120,9 +120,11 @@ fn a_force_push_of_an_unrelated_history_is_examined_from_its_root_bounded() {
         se.contains("still pending although their commit is no longer on the branch: U1"),
         "{se}"
     );
+    // The oldest two versions now; the third waits for the next poll.
+    let so = text(&out.stdout);
     assert!(
-        se.contains("1 older task version(s)") && se.contains("NOT EXAMINED"),
-        "{se}"
+        so.contains("2 of 3 task version(s)") && !se.contains("NOT EXAMINED"),
+        "{so}{se}"
     );
     let s = status(&lab);
     assert_eq!(s.history_rewrites[0].merge_base, None);
@@ -130,22 +132,41 @@ fn a_force_push_of_an_unrelated_history_is_examined_from_its_root_bounded() {
     let w = s.last_walk.unwrap();
     assert_eq!(
         (w.from.as_str(), w.versions, w.examined, w.not_examined),
-        ("root", 3, 2, 1)
+        ("root", 3, 2, 0)
     );
-    // U1 stays pending (the rewrite decides nothing); U2 was not examined.
+    // U1 stays pending (the rewrite decides nothing).
     assert_eq!(lab.status_of("U1"), "pending");
     assert_eq!(lab.state()["tasks"]["U1"]["commit"], u1_commit.as_str());
-    assert_eq!(lab.status_of("U2"), "");
-    assert_eq!(s.pending, ["U1", "U3", "U4"]);
+    assert_eq!(s.pending, ["U1", "U2", "U3"]);
+    // The next poll goes on after U3's commit: U4, and no second rewrite.
+    let out = lab.run(&["watch", "--once", "--history-limit", "2"], "s\n");
+    let se = text(&out.stderr);
+    expect_exit!(out, 0);
+    assert!(!se.contains("HISTORY REWRITTEN"), "{se}");
+    let s = status(&lab);
+    assert_eq!(s.history_rewrites.len(), 1);
+    let w = s.last_walk.unwrap();
+    assert_eq!((w.from.as_str(), w.versions, w.examined), ("marker", 1, 1));
+    assert_eq!(s.pending, ["U1", "U2", "U3", "U4"]);
 }
 
 /// Build `n` commits on the watched branch with fast-import, each posting a
 /// new valid task `H0000`…; returns the commits, oldest first.
 fn post_many(lab: &Lab, n: usize) -> Vec<String> {
+    post_many_sized(lab, n, 0)
+}
+
+/// [`post_many`] with each task file padded (Markdown) to `size` bytes.
+fn post_many_sized(lab: &Lab, n: usize, size: usize) -> Vec<String> {
     let base = lab.main_head();
     let mut stream = String::new();
     for i in 0..n {
-        let body = Lab::task(&format!("H{i:04}"), &base, &[]);
+        let mut body = Lab::task(&format!("H{i:04}"), &base, &[]);
+        while body.len() < size {
+            let line = "x".repeat(99.min(size - body.len()).max(1) - 1);
+            body.push_str(&line);
+            body.push('\n');
+        }
         let msg = format!("task {i}");
         stream.push_str(&format!(
             "commit refs/heads/{BRANCH}\nmark :{}\ncommitter Main PC <main@example.invalid> {} +0000\ndata {}\n{msg}\n",
@@ -190,8 +211,12 @@ fn post_many(lab: &Lab, n: usize) -> Vec<String> {
     list.lines().map(str::to_owned).collect()
 }
 
+/// 1000 versions pushed between two polls: each poll examines the oldest 50
+/// not yet examined (`--history-limit`) and the next goes on after them, so
+/// every version reaches the operator in commit order; none is reported NOT
+/// EXAMINED (the newest 50 were examined and the 950 older ones dropped).
 #[test]
-fn a_1000_commit_history_examines_the_newest_50_and_reports_the_rest() {
+fn a_1000_commit_history_is_examined_50_versions_a_poll_oldest_first_none_dropped() {
     let lab = started_lab();
     let commits = post_many(&lab, 1000);
     assert_eq!(commits.len(), 1000);
@@ -199,44 +224,108 @@ fn a_1000_commit_history_examines_the_newest_50_and_reports_the_rest() {
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     expect_exit!(out, 0);
     assert!(
-        se.contains("950 older task version(s)") && se.contains("only the newest 50"),
-        "{se}"
+        so.contains("50 of 1000 task version(s)") && !se.contains("NOT EXAMINED"),
+        "{so}{se}"
     );
-    // The first prompt is the oldest examined version, with 49 behind it.
+    // The first prompt is the oldest version, with 49 behind it.
     assert_eq!(so.matches(PROMPT).count(), 1);
-    prompt_positions(&so, &["H0950"]);
+    prompt_positions(&so, &["H0000"]);
     assert!(so.contains("1 of 50 in this poll; 49 more queued"), "{so}");
     let s = status(&lab);
     let w = s.last_walk.unwrap();
     assert_eq!(
         (w.commits, w.versions, w.examined, w.not_examined, w.limit),
-        (1000, 1000, 50, 950, 50)
+        (1000, 1000, 50, 0, 50)
     );
     assert!(!w.walk_truncated);
-    assert_eq!(w.not_examined_commits.len(), 100);
-    assert_eq!(w.not_examined_commits[0], commits[0]);
+    assert_eq!(s.remote_marker.as_deref(), Some(commits[49].as_str()));
+    let st_text = text(&lab.run(&["status"], "").stdout);
+    assert!(
+        st_text.contains("950 newer version(s) waiting for the next poll")
+            && !st_text.contains("NOT EXAMINED"),
+        "{st_text}"
+    );
+    // The next poll: the following 50.
+    expect_exit!(lab.run(&["watch", "--once", "--no-prompt"], ""), 0);
+    let s = status(&lab);
+    assert_eq!(s.remote_marker.as_deref(), Some(commits[99].as_str()));
+    // The rest in one poll (a higher bound), up to the tip.
+    let out = lab.run(
+        &["watch", "--once", "--no-prompt", "--history-limit", "1000"],
+        "",
+    );
+    expect_exit!(out, 0);
+    let s = status(&lab);
+    assert_eq!(s.remote_marker.as_deref(), Some(commits[999].as_str()));
     let ids: Vec<&str> = s.queue.iter().map(|q| q.task_id.as_str()).collect();
-    let want: Vec<String> = (950..1000).map(|i| format!("H{i:04}")).collect();
+    let want: Vec<String> = (0..1000).map(|i| format!("H{i:04}")).collect();
     assert_eq!(ids, want);
-    let st = lab.state();
-    assert!(st["tasks"].get("H0949").is_none());
-    assert!(st["tasks"].get("H0000").is_none());
-    let ne: Vec<_> = lab
+    assert!(lab
         .ledger_events()
-        .into_iter()
-        .filter(|e| e["event"] == "not_examined" && e["detail"]["count"] == 950)
-        .collect();
-    assert_eq!(ne.len(), 1);
-    assert_eq!(ne[0]["detail"]["commits"][0], commits[0].as_str());
-    // Every examined version left its line; none of the older ones did.
-    assert_eq!(version_lines(&lab, &commits[950]), ["superseded"]);
+        .iter()
+        .all(|e| e["event"] != "not_examined"));
+    // Every version left its one line, in commit order.
+    assert_eq!(version_lines(&lab, &commits[0]), ["superseded"]);
+    assert_eq!(version_lines(&lab, &commits[49]), ["superseded"]);
+    assert_eq!(version_lines(&lab, &commits[50]), ["superseded"]);
     assert_eq!(version_lines(&lab, &commits[999]), ["offered"]);
-    assert!(version_lines(&lab, &commits[949]).is_empty());
-    assert!(text(&lab.run(&["status"], "").stdout).contains("NOT EXAMINED"));
+    let order: Vec<String> = lab
+        .ledger_events()
+        .iter()
+        .filter(|e| e["event"] == "superseded" || e["event"] == "offered")
+        .filter_map(|e| e["commit"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(order, commits);
     // The bound is configurable; a bad value is bad usage.
     let out = lab.run(&["watch", "--once", "--history-limit", "0"], "");
     expect_exit!(out, 2);
     assert!(text(&out.stderr).contains("--history-limit 0"));
+}
+
+/// 40 versions of a task file of 1 048 000 bytes pushed between two polls: a
+/// poll reads at most 32 MiB of task file whatever `--history-limit` says (300
+/// versions of one cost a poll 2.8 s), so it examines the oldest 32 and the
+/// next poll the other 8, in commit order, none reported NOT EXAMINED.
+#[test]
+fn a_poll_reads_at_most_32_mib_of_task_file_and_the_next_goes_on_from_there() {
+    let lab = started_lab();
+    let commits = post_many_sized(&lab, 40, 1_048_000);
+    let size = git(&lab.main, &["cat-file", "-s", &format!("HEAD:{TASK_PATH}")]);
+    assert_eq!(size, "1048000");
+    let poll = |lab: &Lab| {
+        let out = lab.run(
+            &["watch", "--once", "--no-prompt", "--history-limit", "300"],
+            "",
+        );
+        expect_exit!(out, 0);
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
+    };
+    let se = poll(&lab);
+    assert!(
+        se.contains("32 of 40 task version(s)")
+            && se.contains("reads at most 32 MiB of task file")
+            && !se.contains("NOT EXAMINED"),
+        "{se}"
+    );
+    let s = status(&lab);
+    let w = s.last_walk.unwrap();
+    assert_eq!((w.versions, w.examined, w.not_examined), (40, 32, 0));
+    assert_eq!(s.remote_marker.as_deref(), Some(commits[31].as_str()));
+    // H0031 is superseded by H0032, which this poll did not examine.
+    assert_eq!(version_lines(&lab, &commits[31]), ["superseded"]);
+    assert!(version_lines(&lab, &commits[32]).is_empty());
+    let se = poll(&lab);
+    assert!(!se.contains("NOT EXAMINED"), "{se}");
+    let s = status(&lab);
+    let w = s.last_walk.unwrap();
+    assert_eq!((w.from.as_str(), w.versions, w.examined), ("marker", 8, 8));
+    assert_eq!(s.remote_marker.as_deref(), Some(commits[39].as_str()));
+    let ids: Vec<&str> = s.queue.iter().map(|q| q.task_id.as_str()).collect();
+    let want: Vec<String> = (0..40).map(|i| format!("H{i:04}")).collect();
+    assert_eq!(ids, want);
+    // Idle again: the next poll walks nothing.
+    poll(&lab);
+    assert_eq!(status(&lab).last_walk.unwrap().versions, 8);
 }
 
 #[test]
@@ -505,8 +594,10 @@ fn a_task_older_than_a_shallow_clone_is_refused_naming_the_clone_not_the_task() 
 }
 
 /// A poll walks at most `--walk-limit` commits whatever the branch holds: the
-/// older history is reported `not_examined` (stderr, ledger, status), and the
-/// examined commit moves to the tip so the next poll does not pay again.
+/// older history is reported `not_examined` (stderr, ledger, status); the
+/// versions of the commits walked are examined oldest first, 50 a poll, and the
+/// examined commit moves past them so the next poll goes on from there, up to
+/// the tip, without walking the older history again.
 #[test]
 fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_commit() {
     let lab = started_lab();
@@ -522,9 +613,11 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
     let w = status(&lab).last_walk.unwrap();
     assert!(w.walk_truncated, "{w:?}");
     assert_eq!((w.commits, w.tip.as_str()), (100, tip.as_str()));
-    // The newest 50 of the 100 walked are examined; nothing older is.
+    // The oldest 50 of the 100 walked are examined; nothing older is.
     assert_eq!(w.examined, 50);
-    assert_eq!(lab.status_of("H0299"), "pending");
+    assert_eq!(lab.status_of("H0200"), "pending");
+    assert_eq!(lab.status_of("H0249"), "pending");
+    assert_eq!(lab.status_of("H0250"), "");
     assert_eq!(lab.status_of("H0199"), "");
     let line = lab
         .ledger_events()
@@ -538,7 +631,7 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
         commits[199].as_str(),
         "{line}"
     );
-    assert_eq!(lab.state()["remote_marker"], tip.as_str());
+    assert_eq!(lab.state()["remote_marker"], commits[249].as_str());
     let human = text(&lab.run(&["status"], "").stdout);
     assert!(
         human.contains(&format!(
@@ -547,8 +640,20 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
         )) && human.contains("--walk-limit"),
         "{human}"
     );
-    // The next poll starts at the new examined commit: nothing walked again.
-    let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
+    // The next poll starts at the new examined commit: the other 50, up to the tip.
+    let out = lab.run(
+        &["watch", "--once", "--walk-limit", "100", "--no-prompt"],
+        "",
+    );
+    expect_exit!(out, 0);
+    let w = status(&lab).last_walk.unwrap();
+    assert_eq!((w.commits, w.examined, w.walk_truncated), (50, 50, false));
+    assert_eq!(lab.status_of("H0299"), "pending");
+    assert_eq!(lab.state()["remote_marker"], tip.as_str());
+    let out = lab.run(
+        &["watch", "--once", "--walk-limit", "100", "--no-prompt"],
+        "",
+    );
     expect_exit!(out, 0);
     assert!(
         text(&out.stderr).contains("nothing new") || text(&out.stdout).contains("nothing new"),
