@@ -223,6 +223,47 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
     Ok(())
 }
 
+/// Check a `tx_tone` step's on-air span with the radio's measured clock error
+/// (its kept calibration): a radio whose clock runs `ppm` fast puts its LO and,
+/// through its sample clock, its tone offset `ppm` higher than asked, so what
+/// must lie inside one `tx.allowed_ranges_hz` is the asked span moved by that
+/// error, widened by three times its uncertainty and by the LO rounding
+/// ([`TX_LO_TOLERANCE_HZ`]). [`check_tx_step`] judges the asked span; a radio
+/// with no measurement is judged by that alone.
+pub fn check_tx_clock_error(
+    step: &TxToneStep,
+    policy: &Policy,
+    ppm: f64,
+    uncertainty_ppm: f64,
+) -> Result<(), Error> {
+    let Some(tx) = &policy.tx else {
+        return Err(Error::Policy(
+            "no tx section in the local policy: TX is refused".to_owned(),
+        ));
+    };
+    if !ppm.is_finite() || !uncertainty_ppm.is_finite() || uncertainty_ppm < 0.0 {
+        return Err(Error::Policy(format!(
+            "the radio's measured clock error {ppm} ± {uncertainty_ppm} ppm is not a number: where its tone lands is not known, TX is refused"
+        )));
+    }
+    let off = step.tone_offset_hz.abs();
+    let scale = 1.0 + ppm * 1e-6;
+    let spread = (step.frequency_hz + off) * 3.0 * uncertainty_ppm * 1e-6;
+    let lo = (step.frequency_hz - off) * scale - spread - TX_LO_TOLERANCE_HZ;
+    let hi = (step.frequency_hz + off) * scale + spread + TX_LO_TOLERANCE_HZ;
+    if tx
+        .allowed_ranges_hz
+        .iter()
+        .any(|[a, b]| *a <= lo && hi <= *b)
+    {
+        return Ok(());
+    }
+    Err(Error::Policy(format!(
+        "with this radio's measured clock error of {ppm:+.3} ± {uncertainty_ppm:.3} ppm (its kept calibration) the on-air span is {lo:.0} Hz .. {hi:.0} Hz (tone, image and LO leakage moved by the error, ± 3σ and the LO rounding), not inside any tx.allowed_ranges_hz {:?}",
+        tx.allowed_ranges_hz
+    )))
+}
+
 /// The branch must not be able to move the transmitter to another host. A
 /// TX device names its driver (without one SoapySDR may open any matching radio,
 /// including one a SoapyRemote server on the network offers), and a radio served by
@@ -595,6 +636,39 @@ mod tests {
         )
         .is_ok());
         assert!(go(&zero, &policy(&[[433.92e6, 433.92e6 + 1.0]], 10.0, 2.0)).is_err());
+    }
+
+    /// A radio measured +20 ppm fast puts a tone 5 kHz under the range's top edge
+    /// 3.7 kHz over it; measured −20 ppm, or not at all, it stays inside; an
+    /// uncertainty that could reach the edge counts against it.
+    #[test]
+    fn a_measured_clock_error_moves_the_span_it_is_judged_by() {
+        let step = match tx_with(
+            &TX_STEP
+                .replace("433.92e6", "434.78e6")
+                .replace("50e3", "5e3"),
+        )
+        .plan()
+        .map(|p| p.steps[0].clone())
+        {
+            Some(Step::TxTone(t)) => t,
+            other => panic!("{other:?}"),
+        };
+        let pol = ism();
+        assert!(check_tx_step(&step, &pol).is_ok());
+        assert!(check_tx_clock_error(&step, &pol, 0.0, 0.0).is_ok());
+        assert!(check_tx_clock_error(&step, &pol, -20.0, 0.01).is_ok());
+        // 434.785 MHz × 20e-6 = 8.7 kHz: past 434.79 MHz.
+        assert!(matches!(
+            check_tx_clock_error(&step, &pol, 20.0, 0.01),
+            Err(Error::Policy(m)) if m.contains("measured clock error of +20.000 ± 0.010 ppm")
+        ));
+        // 10 ppm moves it 4.35 kHz (650 Hz inside); 3 × 0.6 ppm more (780 Hz) crosses the edge.
+        assert!(check_tx_clock_error(&step, &pol, 10.0, 0.01).is_ok());
+        assert!(check_tx_clock_error(&step, &pol, 10.0, 0.3).is_ok());
+        assert!(check_tx_clock_error(&step, &pol, 10.0, 0.6).is_err());
+        assert!(check_tx_clock_error(&step, &pol, f64::NAN, 0.0).is_err());
+        assert!(check_tx_clock_error(&step, &pol, 1.0, f64::INFINITY).is_err());
     }
 
     proptest! {

@@ -258,6 +258,15 @@ fn guarded_tone(
     let device = permit.device().to_owned();
     let radio =
         rxnode_hw::RxRadio::open(&device).map_err(|e| anyhow!("device not available: {e}"))?;
+    // Where this radio's tone really lands: its kept calibration moves the span.
+    if let Some(why) = clock_error_refusal(&paths, &radio.probe(), &task, grant.step_index, &policy)
+    {
+        drop(radio);
+        return Ok(GuardMsg::NotKeyed {
+            status: "BLOCKED".to_owned(),
+            detail: why,
+        });
+    }
     let mut txr = radio.into_tx(permit)?;
     // The kernel's bound (Linux): armed before anything can key, to the set-up bound
     // `run` applies, then moved to the permit's deadline when the activation is asked.
@@ -314,6 +323,40 @@ fn guarded_tone(
             status: "FAIL".to_owned(),
             detail: e.to_string(),
         }),
+    }
+}
+
+/// Why the tone must not be keyed on this radio given its measured clock error
+/// (`.local/calibration.json`, checked by the node key): `None` when the radio
+/// has no measurement or the span it moves to stays inside the policy. A kept
+/// calibration that cannot be read blocks too: where the tone lands is then not
+/// known, and the check fails closed.
+fn clock_error_refusal(
+    paths: &crate::store::paths::Paths,
+    info: &rxnode_hw::DeviceInfo,
+    task: &rxnode_interlock::ValidTask,
+    step_index: usize,
+    policy: &rxnode_interlock::Policy,
+) -> Option<String> {
+    use crate::store::calibration;
+    let Some(rxnode_interlock::Step::TxTone(step)) =
+        task.plan().and_then(|p| p.steps.get(step_index))
+    else {
+        return Some(format!(
+            "plan step {} is not a tx_tone step",
+            step_index + 1
+        ));
+    };
+    match calibration::lookup(paths, calibration::Radio::of(info)) {
+        Ok(None) => None,
+        Ok(Some(m)) => {
+            rxnode_interlock::check_tx_clock_error(step, policy, m.ppm, m.uncertainty_ppm)
+                .err()
+                .map(|e| e.to_string())
+        }
+        Err(e) => Some(format!(
+            "this radio's kept calibration cannot be read ({e:#}), so where its tone lands is not known: not transmitting"
+        )),
     }
 }
 

@@ -502,3 +502,60 @@ fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
     let v = util::run_fed(rig.lab.rxnode().args(["validate-result", id]), b"");
     assert_eq!(code(&v), Some(0), "{}", show(&v));
 }
+
+/// A radio's clock error moves its tone as it moves its LO: with a kept
+/// calibration of +20 ppm, a tone 5 kHz inside the allowed range by the asked
+/// frequency lands ~3.7 kHz outside it, and the guard blocks it before a TX
+/// stream opens (rxsim's log: no TX line); the same tone on a radio with no
+/// measurement goes on air.
+#[test]
+fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
+    let rig = Rig::new();
+    rig.set_policy(TX_POLICY_OK);
+    let o = util::run_fed(
+        rig.lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            "driver=rxsim,serial=TXCAL,pace=0,ppm=20,gsm_freq=935.2e6,gsm_snr_db=10",
+            "--method",
+            "gsm",
+            "-f",
+            "935.2M",
+            "-t",
+            "3",
+        ]),
+        b"",
+    );
+    assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+    // LO 434.78 MHz + 5 kHz: 434.785 MHz, 5 kHz under the range's 434.79 MHz edge;
+    // +20 ppm puts it at 434.7937 MHz.
+    let plan = |serial: &str| {
+        format!(
+            r#"{{"steps": [{{"op": "tx_tone", "device": "driver=rxsim,serial={serial}", "frequency_hz": 434.78e6,
+              "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
+        )
+    };
+    rig.post_and_approve("RUN_TX_CAL", &red_tx(), Some(&plan("TXCAL")));
+    let out = rig.run("RUN_TX_CAL", Some("AUTHORIZE RF TX\n"));
+    let all = show(&out);
+    // The guard opened the radio to learn which it is: a run that touched a radio
+    // is not a refusal (exit 1, not 3).
+    assert_eq!(code(&out), Some(1), "{all}");
+    assert!(
+        all.contains("BLOCKED") && all.contains("measured clock error of +20"),
+        "{all}"
+    );
+    assert!(rig.tx_events().is_empty(), "{:?}", rig.tx_events());
+    // The same tone on a radio nobody measured: on air, whole.
+    rig.post_and_approve("RUN_TX_NOCAL", &red_tx(), Some(&plan("TXNOCAL")));
+    let out = rig.run("RUN_TX_NOCAL", Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert_eq!(
+        rig.tx_events()
+            .iter()
+            .filter(|(e, s)| e == "activateStream" && s == "TXNOCAL")
+            .count(),
+        1
+    );
+}
