@@ -203,7 +203,15 @@ impl std::io::Read for TerminalIn {
         // SAFETY: read(2) of at most one byte into a live, writable byte of `buf`.
         let n = unsafe { libc::read(libc::STDIN_FILENO, std::ptr::from_mut(first).cast(), 1) };
         if n < 0 {
-            return Err(std::io::Error::last_os_error());
+            let e = std::io::Error::last_os_error();
+            // What a terminal whose window was closed (a hang-up) answers a reader.
+            if e.raw_os_error() == Some(libc::EIO) {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("the terminal was closed or hung up ({e})"),
+                ));
+            }
+            return Err(e);
         }
         Ok(n.unsigned_abs())
     }

@@ -307,6 +307,63 @@ fn a_review_whose_terminal_hangs_up_at_the_prompt_exits_3_and_changes_nothing() 
     }
 }
 
+/// The window of a `review` closed (the terminal's master side gone, so reads
+/// fail with EIO): the `stopped` ledger line says the terminal was closed, not
+/// only "Input/output error".
+#[cfg(unix)]
+#[test]
+fn a_review_whose_terminal_window_closes_says_so_in_the_ledger() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_CLOSE", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("d\n"), 0);
+    // python3's pty.fork keeps the one master descriptor; closing it is the window closing.
+    let py = r#"
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out, t0 = b"", time.time()
+while time.time() - t0 < 60 and b"> " not in out:
+    r, _, _ = select.select([fd], [], [], 0.05)
+    if r:
+        out += os.read(fd, 65536)
+time.sleep(0.3)
+os.close(fd)
+_, st = os.waitpid(pid, 0)
+print(os.WEXITSTATUS(st) if os.WIFEXITED(st) else -os.WTERMSIG(st))
+"#;
+    let mut base = lab.rxnode();
+    base.args(["review", "T_CLOSE"]);
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg("-c")
+        .arg(py)
+        .arg(base.get_program())
+        .args(base.get_args())
+        .envs(base.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
+    if let Some(dir) = base.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(text(&out.stdout).trim(), "3", "{}", util::show(&out));
+    assert_eq!(lab.status_of("T_CLOSE"), "deferred");
+    let why: Vec<String> = lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "stopped" && e["task_id"] == "T_CLOSE")
+        .map(|e| {
+            e["detail"]["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(
+        why[0].contains("the terminal was closed or hung up"),
+        "{why:?}"
+    );
+}
+
 #[test]
 fn stop_and_eof_leave_the_task_pending_and_it_is_shown_at_next_start() {
     let lab = Lab::new();
