@@ -288,7 +288,7 @@ pub(super) fn cmd_report(
         };
         let name = slug(i, fd);
         let branch_added = added.get(&fd.source.branch).unwrap_or(&no_commits);
-        let mut problems = super::verify::verify_one(f.repo, fd.source.tip, fd, branch_added);
+        let mut problems = super::verify::verify_one(f, fd.source.tip, fd, branch_added);
         problems.extend(r.problems.iter().cloned());
         let pics = result_page(f, fd, &name, dir, &problems, overwrite)?;
         w.results += 1;

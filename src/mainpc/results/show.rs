@@ -78,7 +78,7 @@ pub(super) fn cmd_show(
         ShowAs::Rendered => {
             // What `results verify` checks: the files, LOG_META and the commit that added them.
             let added = super::tree::adding_commits(repo, &f.source, &fetched.budget)?;
-            let mut problems = super::verify::verify_one(repo, f.source.tip, f, &added);
+            let mut problems = super::verify::verify_one(fetched, f.source.tip, f, &added);
             if let Some(why) = fetched.rewritten.get(&f.source.branch) {
                 problems.push(format!(
                     "{}: read from {}, which {why}",

@@ -15,11 +15,12 @@ use std::fmt::Write as _;
 
 /// The checks of one fetched result; empty = verified.
 pub(super) fn verify_one(
-    repo: &Repository,
+    fetched: &super::fetched::Fetched<'_>,
     tip: Oid,
     f: &Found,
     added: &BTreeMap<String, (Oid, Oid)>,
 ) -> Vec<String> {
+    let repo = fetched.repo;
     let mut problems = check_entries(repo, f);
     let mut blobs = BTreeMap::new();
     for name in [RESULT_MD, RESULT_JSON, LOG_META] {
@@ -54,6 +55,14 @@ pub(super) fn verify_one(
                 )),
             }
         }
+        check_task(
+            repo,
+            &fetched.ctx.source.task_path,
+            &fetched.ctx.source.branch,
+            f,
+            &j,
+            &mut problems,
+        );
         if let Some(lm) = blobs.get(LOG_META) {
             check_log_meta(
                 f,
@@ -66,6 +75,68 @@ pub(super) fn verify_one(
     }
     check_publication(repo, tip, f, added, &mut problems);
     problems
+}
+
+/// The task a result answers, as the main PC's clone holds it at the result's
+/// `source_commit` (the commit the node ran): it must be a task with the result's
+/// ID, and when it names `TARGET_NODES` the result's node must be one of them. A
+/// peer's result copied under another task's ID, or a result for a task that was
+/// not for its node, fails here. A result with no `source_commit` (a dry run), a
+/// commit this clone does not have, or a commit without the task file at this
+/// clone's task path is not judged by it.
+fn check_task(
+    repo: &Repository,
+    task_path: &str,
+    branch: &str,
+    f: &Found,
+    j: &Value,
+    problems: &mut Vec<String>,
+) {
+    let Some(commit) = j.get("source_commit").and_then(Value::as_str) else {
+        return;
+    };
+    let Some(tree) = Oid::from_str(commit)
+        .ok()
+        .and_then(|c| repo.find_commit(c).ok())
+        .and_then(|c| c.tree().ok())
+    else {
+        return;
+    };
+    let Some(blob) = tree
+        .get_path(std::path::Path::new(task_path))
+        .ok()
+        .and_then(|e| repo.find_blob(e.id()).ok())
+    else {
+        return;
+    };
+    let at = format!("{task_path} at the result's source_commit {commit}");
+    match rxnode_interlock::lenient_task_id(blob.content()) {
+        Some(id) if id.as_str() == f.task_id => {}
+        other => problems.push(format!(
+            "{}/{RESULT_JSON}: {at} is {}, not task {}: the result does not answer the task it is filed under",
+            f.path,
+            other.map_or("no task".to_owned(), |id| format!("task {id}")),
+            f.task_id
+        )),
+    }
+    // Its node list, from the task as a node would have read it.
+    let Ok(task) = crate::validate::check(blob.content(), branch) else {
+        return;
+    };
+    let node = j
+        .get("node")
+        .and_then(|n| n.get("name"))
+        .and_then(Value::as_str);
+    if let Some(targets) = &task.header().target_nodes {
+        if !node.is_some_and(|n| targets.iter().any(|t| t == n)) {
+            problems.push(format!(
+                "{}/{RESULT_JSON}: {at} is for TARGET_NODES = {}, not for node {}",
+                f.path,
+                shown(&targets.join(", "), 200),
+                shown(node.unwrap_or("(no name)"), 60)
+            ));
+        }
+    }
 }
 
 /// What the result records of the signature of the task it answers
@@ -475,7 +546,7 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
     for f in found {
         let tip = f.source.tip;
         let added = by_branch.get(&f.source.branch).unwrap_or(&empty);
-        let mut problems = verify_one(repo, tip, f, added);
+        let mut problems = verify_one(fetched, tip, f, added);
         if let Some(why) = fetched.rewritten.get(&f.source.branch) {
             problems.push(format!(
                 "{}: read from {}, which {why}",

@@ -356,3 +356,76 @@ fn a_results_folder_naming_the_same_folders_over_and_over_is_refused_at_the_read
     }
     assert!(!html.join("index.html").exists(), "a page was written");
 }
+
+/// A peer files LAB-A's published result of one task as the result of TG1, a
+/// task the main PC wrote for LAB-B only, with every hash (the Markdown's JSON
+/// hash, LOG_META) made consistent: `results verify TG1` fails it, naming the
+/// task its `source_commit` holds, and the node the task was for.
+#[test]
+fn a_result_filed_under_another_task_or_node_fails_verify() {
+    use sha2::{Digest, Sha256};
+    let hex = |b: &[u8]| {
+        Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
+    };
+    let lab = published("CLK_1");
+    lab.post("TG1", &["--node", "LAB-B"]);
+    let peer = lab.clone_rx_node("peer");
+    for retarget in [false, true] {
+        let (from, to) = (
+            peer.join("rx-results/CLK_1/LAB-A"),
+            peer.join("rx-results/TG1/LAB-A"),
+        );
+        std::fs::create_dir_all(&to).unwrap();
+        let mut v: Value =
+            serde_json::from_slice(&std::fs::read(from.join("RX_RESULT.json")).unwrap()).unwrap();
+        v["task_id"] = "TG1".into();
+        // Pointed at the commit that holds TG1 itself, the ID agrees, the node does not.
+        if retarget {
+            v["source_commit"] = git(&lab.main, &["rev-parse", "HEAD"]).trim().into();
+        }
+        let js = serde_json::to_string_pretty(&v).unwrap() + "\n";
+        let md = std::fs::read_to_string(from.join("RX_RESULT.md"))
+            .unwrap()
+            .replace("CLK_1", "TG1");
+        let (at, end) = (md.find("json_sha256=").unwrap() + 12, md.len());
+        let tail_at = md[at..end].find(|c: char| !c.is_ascii_hexdigit()).unwrap() + at;
+        let md = format!("{}{}{}", &md[..at], hex(js.as_bytes()), &md[tail_at..]);
+        let mut meta: Value =
+            serde_json::from_slice(&std::fs::read(from.join("LOG_META.json")).unwrap()).unwrap();
+        meta["task_id"] = "TG1".into();
+        for e in meta["files"].as_array_mut().unwrap() {
+            let body = if e["name"] == "RX_RESULT.md" {
+                &md
+            } else {
+                &js
+            };
+            e["bytes"] = body.len().into();
+            e["sha256"] = hex(body.as_bytes()).into();
+        }
+        std::fs::write(to.join("RX_RESULT.json"), &js).unwrap();
+        std::fs::write(to.join("RX_RESULT.md"), &md).unwrap();
+        std::fs::write(
+            to.join("LOG_META.json"),
+            serde_json::to_string_pretty(&meta).unwrap() + "\n",
+        )
+        .unwrap();
+        git(&peer, &["add", "-A"]);
+        git(&peer, &["commit", "-qm", "peer"]);
+        git(&peer, &["push", "-q", "origin", "rx-node"]);
+
+        let out = rxnode(&lab.main, &["results", "verify", "TG1"], "");
+        let all = show(&out);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        let why = if retarget {
+            "is for TARGET_NODES = LAB-B, not for node LAB-A"
+        } else {
+            "is task CLK_1, not task TG1: the result does not answer the task it is filed under"
+        };
+        assert!(all.contains(why), "{all}");
+    }
+    // The result it was copied from still verifies.
+    expect_exit!(rxnode(&lab.main, &["results", "verify", "CLK_1"], ""), 0);
+}
