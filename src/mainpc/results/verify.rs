@@ -82,8 +82,8 @@ pub(super) fn verify_one(
 /// ID, and when it names `TARGET_NODES` the result's node must be one of them. A
 /// peer's result copied under another task's ID, or a result for a task that was
 /// not for its node, fails here. A result with no `source_commit` (a dry run), a
-/// commit this clone does not have, or a commit without the task file at this
-/// clone's task path is not judged by it.
+/// commit this clone does not have, or a commit without a task at this clone's
+/// task path is not judged by it.
 fn check_task(
     repo: &Repository,
     task_path: &str,
@@ -111,12 +111,12 @@ fn check_task(
     };
     let at = format!("{task_path} at the result's source_commit {commit}");
     match rxnode_interlock::lenient_task_id(blob.content()) {
+        // Not a task at all there: nothing to judge the result by.
+        None => return,
         Some(id) if id.as_str() == f.task_id => {}
-        other => problems.push(format!(
-            "{}/{RESULT_JSON}: {at} is {}, not task {}: the result does not answer the task it is filed under",
-            f.path,
-            other.map_or("no task".to_owned(), |id| format!("task {id}")),
-            f.task_id
+        Some(id) => problems.push(format!(
+            "{}/{RESULT_JSON}: {at} is task {id}, not task {}: the result does not answer the task it is filed under",
+            f.path, f.task_id
         )),
     }
     // Its node list, from the task as a node would have read it.
