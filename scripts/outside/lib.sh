@@ -117,3 +117,32 @@ sys.stdout.write(out.decode("utf-8", "replace"))
 print("\nEXIT", os.WEXITSTATUS(st) if os.WIFEXITED(st) else "signal %d" % os.WTERMSIG(st))
 PY
 }
+soapy_server() { # after newlab: a SoapySDRServer on loopback serving rxnode's rxsim module; sets SERVER (tcp://…) and SP.
+  # Says why and returns 1 when it cannot play here (the caller exits 2). Needs avahi-daemon (scripts/remote-services.sh; root).
+  command -v SoapySDRServer >/dev/null || { echo "cannot play: SoapySDRServer is not installed"; return 1; }
+  bash "$(dirname "${BASH_SOURCE[0]}")/../remote-services.sh" >/dev/null 2>&1 || { echo "cannot play: avahi-daemon is not running (scripts/remote-services.sh)"; return 1; }
+  "$RXN" --sim inventory --dry-run --json > $L/inv.txt 2>&1
+  local mod; mod=$(ls $HOME/.cache/rxnode/librxsim-*.so 2>/dev/null | head -1)
+  [ -n "$mod" ] || { echo "cannot play: rxnode --sim installed no rxsim module: $(head -c 200 $L/inv.txt)"; return 1; }
+  local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  SERVER=tcp://127.0.0.1:$port
+  ( SOAPY_SDR_PLUGIN_PATH=$mod exec setsid SoapySDRServer --bind=127.0.0.1:$port > $L/server.out 2>&1 ) & SP=$!
+  trap 'kill $SP 2>/dev/null' EXIT
+  for _ in $(seq 100); do grep -q 'Server bound' $L/server.out && break; sleep 0.05; done
+}
+push_big_versions() { # push_big_versions NV SZ: the main PC pushes NV commits to the watched branch, each rewriting data/big.txt
+  # (SZ bytes of random text) by a few bytes: a small pack whose deltas rebuild NV × SZ bytes when indexed
+  (cd $L/main && python3 - "$1" "$2" $BASE <<'PY' | G fast-import --quiet && G reset -q --hard video-development && G push -q origin video-development)
+import random, sys
+nv, sz, base = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+random.seed(1); rnd = random.randbytes(sz // 2 + 1).hex().encode()[:sz]
+out = sys.stdout.buffer
+for v in range(nv):
+    body = f"{v:08d}\n".encode() + rnd[9:]
+    out.write(b"commit refs/heads/video-development\n")
+    out.write(f"committer M <m@x.invalid> {1700000000 + v} +0000\ndata 4\nbig\n".encode())
+    if v == 0: out.write(f"from {base}\n".encode())
+    out.write(f"M 100644 inline data/big.txt\ndata {len(body)}\n".encode() + body + b"\n")
+PY
+  echo "pushed: $(du -sk $L/origin.git/objects | cut -f1) KiB of objects on origin for $1 versions of a $2-byte file"
+}

@@ -9,23 +9,7 @@ NV=600; SZ=$((2 * 1024 * 1024 - 100))
 newlab packexpand
 policy
 rxn watch --once --no-prompt </dev/null >$L/poll0.out 2>&1
-cd $L/main
-python3 - $NV $SZ $BASE <<'PY' | G fast-import --quiet
-import random, sys
-nv, sz, base = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-random.seed(1); rnd = random.randbytes(sz // 2 + 1).hex().encode()[:sz]
-out = sys.stdout.buffer
-for v in range(nv):
-    body = f"{v:08d}\n".encode() + rnd[9:]
-    out.write(b"commit refs/heads/video-development\n")
-    out.write(f"committer M <m@x.invalid> {1700000000 + v} +0000\ndata 4\nbig\n".encode())
-    if v == 0: out.write(f"from {base}\n".encode())
-    out.write(f"M 100644 inline data/big.txt\ndata {len(body)}\n".encode() + body + b"\n")
-PY
-G reset -q --hard video-development
-G push -q origin video-development
-cd - >/dev/null
-echo "pushed: $(du -sk $L/origin.git/objects | cut -f1) KiB of objects on origin for $NV versions of a $SZ-byte file"
+push_big_versions $NV $SZ
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 setsid git daemon --reuseaddr --listen=127.0.0.1 --port=$PORT --base-path=$L --export-all $L >/dev/null 2>&1 & DP=$!
 for i in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done

@@ -9,23 +9,7 @@ NV=300; SZ=$((2 * 1024 * 1024 - 100))
 newlab localpack
 policy
 rxn watch --once --no-prompt </dev/null >$L/poll0.out 2>&1
-cd $L/main
-python3 - $NV $SZ $BASE <<'PY' | G fast-import --quiet
-import random, sys
-nv, sz, base = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-random.seed(1); rnd = random.randbytes(sz // 2 + 1).hex().encode()[:sz]
-out = sys.stdout.buffer
-for v in range(nv):
-    body = f"{v:08d}\n".encode() + rnd[9:]
-    out.write(b"commit refs/heads/video-development\n")
-    out.write(f"committer M <m@x.invalid> {1700000000 + v} +0000\ndata 4\nbig\n".encode())
-    if v == 0: out.write(f"from {base}\n".encode())
-    out.write(f"M 100644 inline data/big.txt\ndata {len(body)}\n".encode() + body + b"\n")
-PY
-G reset -q --hard video-development
-G push -q origin video-development
-cd - >/dev/null
-echo "pushed: $(du -sk $L/origin.git/objects | cut -f1) KiB of objects on origin for $NV versions of a $SZ-byte file"
+push_big_versions $NV $SZ
 echo "node's remote: $(git -C $L/rx remote get-url origin)"
 /usr/bin/time -o $L/time -f '%e %U %S %M' "$RXN" --repo $L/rx watch --once --no-prompt </dev/null >$L/poll.out 2>&1; rc=$?
 read secs user sys kb < <(tail -1 $L/time)

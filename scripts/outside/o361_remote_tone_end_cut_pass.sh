@@ -7,16 +7,7 @@
 # (docs/safety.md#time-on-air). Needs SoapySDRServer and avahi-daemon (scripts/remote-services.sh; root).
 source "$(dirname "$0")/lib.sh"
 newlab o361
-command -v SoapySDRServer >/dev/null || { echo "cannot play: SoapySDRServer is not installed"; exit 2; }
-bash "$(dirname "$0")/../remote-services.sh" >/dev/null 2>&1 || { echo "cannot play: avahi-daemon is not running (scripts/remote-services.sh)"; exit 2; }
-"$RXN" --sim inventory --dry-run --json > $L/inv.txt 2>&1
-MOD=$(ls $HOME/.cache/rxnode/librxsim-*.so 2>/dev/null | head -1)
-[ -n "$MOD" ] || { echo "cannot play: rxnode --sim installed no rxsim module: $(head -c 200 $L/inv.txt)"; exit 2; }
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-SERVER=tcp://127.0.0.1:$PORT
-( SOAPY_SDR_PLUGIN_PATH=$MOD exec setsid SoapySDRServer --bind=127.0.0.1:$PORT > $L/server.out 2>&1 ) & SP=$!
-trap 'kill $SP 2>/dev/null' EXIT
-for i in $(seq 100); do grep -q 'Server bound' $L/server.out && break; sleep 0.05; done
+soapy_server || exit 2
 U=o361-$$; REMOTE="driver=remote,remote=$SERVER,remote:driver=rxsim,serial=$U"
 policy '{"rx":{"max_duration_s":10,"max_gain_db":50},"tx":{"allowed_ranges_hz":[[433.05e6,434.79e6]],"max_gain_db":10,"max_duration_s":2,"allowed_remote_servers":["'$SERVER'"]}}'
 { hdr VIA YES NO YES; plan '{"op":"tx_tone","device":"'$REMOTE'","frequency_hz":433.92e6,"sample_rate_hz":1e6,"tone_offset_hz":5e4,"gain_db":0,"duration_s":0.3}'; } | post; approve

@@ -113,18 +113,19 @@ fn sigterm_during_a_fetch_is_not_a_fetch_failure() {
     assert_eq!(stopped[0]["detail"]["reason"], "signal");
 }
 
+/// A looping watcher in `lab`, once it holds its lock and has written its state;
+/// killed and reaped if the test fails before stopping it.
 #[cfg(unix)]
-#[test]
-fn second_watcher_refused_and_sigterm_is_graceful() {
-    let lab = Lab::new();
-    let mut first = lab
-        .rxnode()
-        .args(["watch", "--interval", "0.2"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn running_watcher(lab: &Lab) -> util::Reaped {
+    let first = util::Reaped(
+        lab.rxnode()
+            .args(["watch", "--interval", "0.2"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let lock = lab.local().join("rxnode.lock");
     let t0 = Instant::now();
     while !(lock.exists() && lab.local().join("rx_agent_state.json").exists()) {
@@ -135,6 +136,15 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
+    first
+}
+
+#[cfg(unix)]
+#[test]
+fn second_watcher_refused_and_sigterm_is_graceful() {
+    let lab = Lab::new();
+    let mut first = running_watcher(&lab);
+    let lock = lab.local().join("rxnode.lock");
     let out = lab.run(&["watch", "--once"], "");
     expect_exit!(out, 3);
     assert!(
@@ -148,7 +158,7 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
     assert_eq!(s["state_running"], true);
 
     util::signal(first.id(), libc::SIGTERM);
-    let status = stopped_within_2_s(&mut first);
+    let status = stopped_within_2_s(&mut first.0);
     assert_eq!(status.code(), Some(0));
     assert!(!lock.exists());
     assert_eq!(lab.state()["running"], false);
@@ -161,24 +171,8 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
 #[test]
 fn a_second_watcher_is_refused_with_the_way_to_stop_the_first() {
     let lab = Lab::new();
-    let mut first = lab
-        .rxnode()
-        .args(["watch", "--interval", "0.2"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut first = running_watcher(&lab);
     let lock = lab.local().join("rxnode.lock");
-    let t0 = Instant::now();
-    while !(lock.exists() && lab.local().join("rx_agent_state.json").exists()) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "watcher did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
     let out = lab.run(&["watch", "--once"], "");
     expect_exit!(out, 3);
     let se = text(&out.stderr);
@@ -201,7 +195,7 @@ fn a_second_watcher_is_refused_with_the_way_to_stop_the_first() {
         "{err}"
     );
     util::signal(first.id(), libc::SIGTERM);
-    assert_eq!(stopped_within_2_s(&mut first).code(), Some(0));
+    assert_eq!(stopped_within_2_s(&mut first.0).code(), Some(0));
 }
 
 #[cfg(unix)]
