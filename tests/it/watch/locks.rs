@@ -172,7 +172,6 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
 fn a_second_watcher_is_refused_with_the_way_to_stop_the_first() {
     let lab = Lab::new();
     let mut first = running_watcher(&lab);
-    let lock = lab.local().join("rxnode.lock");
     let out = lab.run(&["watch", "--once"], "");
     expect_exit!(out, 3);
     let se = text(&out.stderr);
