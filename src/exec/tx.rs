@@ -48,9 +48,42 @@ pub(crate) fn preflight(
                 }
                 return Err(refuse(to.paths, to.ids, Some(to.sha), msg));
             }
+            if let Some(why) = known_clock_error(to.paths, t, policy) {
+                let msg = format!("step {} (tx_tone): {why}", i + 1);
+                return Err(refuse(to.paths, to.ids, Some(to.sha), msg));
+            }
         }
     }
     Ok(())
+}
+
+/// The step's radio judged with its kept calibration, as the TX guard judges it
+/// once it has opened the radio, when the device args name it (its driver and
+/// serial; a SoapyRemote unit by its own driver, serial and server): so nobody
+/// is asked to authorize a tone its measured clock error moves out of range.
+/// Args that do not name the radio, or a calibration that cannot be read, are
+/// left to the guard.
+fn known_clock_error(paths: &Paths, t: &TxToneStep, policy: &Policy) -> Option<String> {
+    use crate::store::calibration;
+    let args: std::collections::BTreeMap<&str, &str> = t
+        .device
+        .split(',')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .collect();
+    let serial = args.get("serial").copied().filter(|s| !s.is_empty())?;
+    let (driver, remote) = match args.get("remote:driver") {
+        Some(d) => (*d, args.get("remote").copied()),
+        None => (args.get("driver").copied()?, None),
+    };
+    let m = calibration::lookup(
+        paths,
+        calibration::Radio::named(driver, Some(serial), remote),
+    )
+    .ok()??;
+    rxnode_interlock::check_tx_clock_error(t, policy, m.ppm, m.uncertainty_ppm)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// Before the `AUTHORIZE RF TX` prompt: one authorization covers one

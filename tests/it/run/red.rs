@@ -505,9 +505,9 @@ fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
 
 /// A radio's clock error moves its tone as it moves its LO: with a kept
 /// calibration of +20 ppm, a tone 5 kHz inside the allowed range by the asked
-/// frequency lands ~3.7 kHz outside it, and the guard blocks it before a TX
-/// stream opens (rxsim's log: no TX line); the same tone on a radio with no
-/// measurement goes on air.
+/// frequency lands ~3.7 kHz outside it: `run` refuses before the `AUTHORIZE`
+/// prompt, no TX stream opens (rxsim's log: no TX line); the same tone on a radio
+/// with no measurement goes on air.
 #[test]
 fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
     let rig = Rig::new();
@@ -530,25 +530,30 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
     assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
     // LO 434.78 MHz + 5 kHz: 434.785 MHz, 5 kHz under the range's 434.79 MHz edge;
     // +20 ppm puts it at 434.7937 MHz.
-    let plan = |serial: &str| {
+    let plan = |device: &str| {
         format!(
-            r#"{{"steps": [{{"op": "tx_tone", "device": "driver=rxsim,serial={serial}", "frequency_hz": 434.78e6,
+            r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": 434.78e6,
               "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
         )
     };
-    rig.post_and_approve("RUN_TX_CAL", &red_tx(), Some(&plan("TXCAL")));
+    rig.post_and_approve(
+        "RUN_TX_CAL",
+        &red_tx(),
+        Some(&plan("driver=rxsim,serial=TXCAL")),
+    );
     let out = rig.run("RUN_TX_CAL", Some("AUTHORIZE RF TX\n"));
     let all = show(&out);
-    // The guard opened the radio to learn which it is: a run that touched a radio
-    // is not a refusal (exit 1, not 3).
-    assert_eq!(code(&out), Some(1), "{all}");
-    assert!(
-        all.contains("BLOCKED") && all.contains("measured clock error of +20"),
-        "{all}"
-    );
+    // The args name the radio: refused before anybody is asked to authorize.
+    assert_eq!(code(&out), Some(3), "{all}");
+    assert!(all.contains("measured clock error of +20"), "{all}");
+    assert!(!all.contains("Type exactly"), "must not ask: {all}");
     assert!(rig.tx_events().is_empty(), "{:?}", rig.tx_events());
     // The same tone on a radio nobody measured: on air, whole.
-    rig.post_and_approve("RUN_TX_NOCAL", &red_tx(), Some(&plan("TXNOCAL")));
+    rig.post_and_approve(
+        "RUN_TX_NOCAL",
+        &red_tx(),
+        Some(&plan("driver=rxsim,serial=TXNOCAL")),
+    );
     let out = rig.run("RUN_TX_NOCAL", Some("AUTHORIZE RF TX\n"));
     assert_eq!(code(&out), Some(0), "{}", show(&out));
     assert_eq!(
@@ -557,5 +562,38 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
             .filter(|(e, s)| e == "activateStream" && s == "TXNOCAL")
             .count(),
         1
+    );
+    // Args that do not name the serial: the guard learns which radio it is when it
+    // opens it, and blocks there (the radio was opened: exit 1, not a refusal).
+    let o = util::run_fed(
+        rig.lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            "driver=rxsim,serial=rxsim0,pace=0,ppm=20,gsm_freq=935.2e6,gsm_snr_db=10",
+            "--method",
+            "gsm",
+            "-f",
+            "935.2M",
+            "-t",
+            "3",
+        ]),
+        b"",
+    );
+    assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+    rig.post_and_approve("RUN_TX_CAL_G", &red_tx(), Some(&plan("driver=rxsim")));
+    let out = rig.run("RUN_TX_CAL_G", Some("AUTHORIZE RF TX\n"));
+    let all = show(&out);
+    assert_eq!(code(&out), Some(1), "{all}");
+    assert!(
+        all.contains("BLOCKED") && all.contains("measured clock error of +20"),
+        "{all}"
+    );
+    assert!(
+        !rig.tx_events()
+            .iter()
+            .any(|(e, s)| e == "activateStream" && s == "rxsim0"),
+        "{:?}",
+        rig.tx_events()
     );
 }
