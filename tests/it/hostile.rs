@@ -335,17 +335,29 @@ fn a_40_mib_task_file_is_not_loaded() {
 /// `watch --once` against `origin` and the peak resident memory of that very
 /// process (its own `ru_maxrss` from wait4(2), in KiB).
 #[cfg(target_os = "linux")]
+fn watch_peak_kib(lab: &Lab) -> (String, i64) {
+    let mut cmd = lab.rxnode();
+    cmd.args(["watch", "--once", "--interval", "0.2"])
+        .env("HOME", lab.dir.path())
+        .env("XDG_CONFIG_HOME", lab.dir.path());
+    let (status, said, usage) = run_with_usage(&mut cmd);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "watch: status {status}: {said}"
+    );
+    (said, usage.ru_maxrss)
+}
+
+/// Run `cmd` (stdin closed) to its end and reap it with wait4(2): its wait
+/// status, what it said on stdout then stderr, and its own resource usage.
+#[cfg(target_os = "linux")]
 #[allow(
     clippy::zombie_processes,
     reason = "reaped by wait4 below; Child::wait after it could reap another test's child of the reused PID"
 )]
-fn watch_peak_kib(lab: &Lab) -> (String, i64) {
+fn run_with_usage(cmd: &mut std::process::Command) -> (i32, String, libc::rusage) {
     use std::io::Read as _;
-    let mut child = lab
-        .rxnode()
-        .args(["watch", "--once", "--interval", "0.2"])
-        .env("HOME", lab.dir.path())
-        .env("XDG_CONFIG_HOME", lab.dir.path())
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -371,11 +383,7 @@ fn watch_peak_kib(lab: &Lab) -> (String, i64) {
     // SAFETY: wait4 on our own child's PID, with valid pointers.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as i32, "wait4");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "watch: status {status}: {said}{err}"
-    );
-    (format!("{said}{err}"), usage.ru_maxrss)
+    (status, format!("{said}{err}"), usage)
 }
 
 /// A 128 MiB task file (a few hundred KiB of zlib) is refused unread, and so is
@@ -720,51 +728,19 @@ fn push_big_rewrites(lab: &Lab, n: usize) {
 /// code, and the CPU time (user + system, every thread) of that very process,
 /// from wait4(2).
 #[cfg(target_os = "linux")]
-#[allow(
-    clippy::zombie_processes,
-    reason = "reaped by wait4 below; Child::wait after it could reap another test's child of the reused PID"
-)]
 fn watch_cpu(lab: &Lab, budget: &str) -> (String, i32, Duration) {
-    let mut child = lab
-        .rxnode()
-        .args(["watch", "--once", "--interval", "0.2", "--no-prompt"])
+    let mut cmd = lab.rxnode();
+    cmd.args(["watch", "--once", "--interval", "0.2", "--no-prompt"])
         .env("HOME", lab.dir.path())
         .env("XDG_CONFIG_HOME", lab.dir.path())
-        .env("RXNODE_FETCH_CPU_S", budget)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rxnode runs");
-    let mut said = String::new();
-    let mut err = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut said)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for this one child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's PID, with valid pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32, "wait4");
-    assert!(
-        libc::WIFEXITED(status),
-        "watch: status {status}: {said}{err}"
-    );
+        .env("RXNODE_FETCH_CPU_S", budget);
+    let (status, said, usage) = run_with_usage(&mut cmd);
+    assert!(libc::WIFEXITED(status), "watch: status {status}: {said}");
     let tv = |t: libc::timeval| {
         Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
     };
     (
-        format!("{said}{err}"),
+        said,
         libc::WEXITSTATUS(status),
         tv(usage.ru_utime) + tv(usage.ru_stime),
     )

@@ -512,22 +512,28 @@ fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
 fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
     let rig = Rig::new();
     rig.set_policy(TX_POLICY_OK);
-    let o = util::run_fed(
-        rig.lab.rxnode().arg("--sim").args([
-            "clkin",
-            "calibrate",
-            "-d",
-            "driver=rxsim,serial=TXCAL,pace=0,ppm=20,gsm_freq=935.2e6,gsm_snr_db=10",
-            "--method",
-            "gsm",
-            "-f",
-            "935.2M",
-            "-t",
-            "3",
-        ]),
-        b"",
-    );
-    assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+    // The radio `serial` measured +20 ppm fast (rxsim's GSM scene), kept by the node.
+    let calibrate = |serial: &str| {
+        let device =
+            format!("driver=rxsim,serial={serial},pace=0,ppm=20,gsm_freq=935.2e6,gsm_snr_db=10");
+        let o = util::run_fed(
+            rig.lab.rxnode().arg("--sim").args([
+                "clkin",
+                "calibrate",
+                "-d",
+                &device,
+                "--method",
+                "gsm",
+                "-f",
+                "935.2M",
+                "-t",
+                "3",
+            ]),
+            b"",
+        );
+        assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+    };
+    calibrate("TXCAL");
     // LO 434.78 MHz + 5 kHz: 434.785 MHz, 5 kHz under the range's 434.79 MHz edge;
     // +20 ppm puts it at 434.7937 MHz.
     let plan = |device: &str| {
@@ -565,22 +571,7 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
     );
     // Args that do not name the serial: the guard learns which radio it is when it
     // opens it, and blocks there (the radio was opened: exit 1, not a refusal).
-    let o = util::run_fed(
-        rig.lab.rxnode().arg("--sim").args([
-            "clkin",
-            "calibrate",
-            "-d",
-            "driver=rxsim,serial=rxsim0,pace=0,ppm=20,gsm_freq=935.2e6,gsm_snr_db=10",
-            "--method",
-            "gsm",
-            "-f",
-            "935.2M",
-            "-t",
-            "3",
-        ]),
-        b"",
-    );
-    assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+    calibrate("rxsim0");
     rig.post_and_approve("RUN_TX_CAL_G", &red_tx(), Some(&plan("driver=rxsim")));
     let out = rig.run("RUN_TX_CAL_G", Some("AUTHORIZE RF TX\n"));
     let all = show(&out);
