@@ -530,6 +530,17 @@ mod tests {
         assert!(pid_alive(std::process::id()));
     }
 
+    /// This test executable, asked for a test that does not exist: it starts,
+    /// runs nothing and ends.
+    fn short_lived_child() -> std::process::Child {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "no_such_test_here"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
     /// A running process is alive and one that has ended is not, also while its
     /// parent still holds it (on Windows a handle keeps the ended process's
     /// object, and its ID, in place). Runs under Wine too (scripts/check-windows.sh):
@@ -537,15 +548,7 @@ mod tests {
     /// for dead.
     #[test]
     fn pid_alive_sees_a_running_process_and_not_an_ended_one() {
-        // This test executable, asked for a test that does not exist: it starts,
-        // runs nothing and ends.
-        let exe = std::env::current_exe().unwrap();
-        let mut child = std::process::Command::new(&exe)
-            .args(["--exact", "no_such_test_here"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = short_lived_child();
         let pid = child.id();
         let started = std::time::Instant::now();
         loop {
@@ -579,13 +582,7 @@ mod tests {
             Some(me.as_str())
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let exe = std::env::current_exe().unwrap();
-        let mut child = std::process::Command::new(&exe)
-            .args(["--exact", "no_such_test_here"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = short_lived_child();
         let theirs = process_start(child.id());
         child.wait().unwrap();
         let theirs = theirs.expect("a child's start, read while it ran or before it was reaped");

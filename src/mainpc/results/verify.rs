@@ -82,8 +82,8 @@ pub(super) fn verify_one(
 /// ID, and when it names `TARGET_NODES` the result's node must be one of them. A
 /// peer's result copied under another task's ID, or a result for a task that was
 /// not for its node, fails here. A result with no `source_commit` (a dry run), a
-/// commit this clone does not have, or a commit without a task at this clone's
-/// task path is not judged by it.
+/// commit this clone does not have, or a commit without a task (a regular file
+/// within the task size bound) at this clone's task path is not judged by it.
 fn check_task(
     repo: &Repository,
     task_path: &str,
@@ -102,9 +102,18 @@ fn check_task(
     else {
         return;
     };
+    // The commit is named by the result (a peer's word): its task path may hold
+    // anything, so its size is read from the object header before it is loaded;
+    // past the task size bound no node ran it as a task.
     let Some(blob) = tree
         .get_path(std::path::Path::new(task_path))
         .ok()
+        .filter(|e| e.kind() == Some(ObjectType::Blob))
+        .filter(|e| {
+            repo.odb()
+                .and_then(|odb| odb.read_header(e.id()))
+                .is_ok_and(|(size, _)| size <= rxnode_interlock::MAX_TASK_BYTES)
+        })
         .and_then(|e| repo.find_blob(e.id()).ok())
     else {
         return;
