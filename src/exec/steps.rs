@@ -98,20 +98,29 @@ pub(crate) fn hold_radio(
         device,
         &format!("run {} step {}", s.task.id().as_str(), s.index + 1),
     )
-    .map_err(
-        |e| match e.downcast_ref::<crate::store::radio_lock::RadioBusy>() {
-            // A task runs once: "try again" would be refused. Say what does work.
-            Some(busy) => format!(
-                "{} — this step never reached the radio. fix: if no step of this run reached a \
-                 radio, `rxnode run {id}` again once that radio is free; if another step did, \
-                 task {id} has run (a task runs once): ask the main PC for a new task (a new \
-                 TASK_ID) with this step",
-                busy.what(),
+    .map_err(|e| {
+        use crate::store::radio_lock::{RadioBusy, RadioUnnamed};
+        // A task runs once: "try again" would be refused. Say what does work.
+        let again = |first: &str| {
+            format!(
+                "this step never reached the radio. fix: {first}; if no step of this run reached \
+                 a radio, `rxnode run {id}` again; if another step did, task {id} has run (a task \
+                 runs once): ask the main PC for a new task (a new TASK_ID) with this step",
                 id = s.task.id().as_str()
-            ),
-            None => format!("{e:#}"),
-        },
-    )
+            )
+        };
+        if let Some(busy) = e.downcast_ref::<RadioBusy>() {
+            format!(
+                "{} — {}",
+                busy.what(),
+                again("wait until that radio is free")
+            )
+        } else if let Some(unnamed) = e.downcast_ref::<RadioUnnamed>() {
+            format!("{} — {}", unnamed.what(), again(RadioUnnamed::FIX))
+        } else {
+            format!("{e:#}")
+        }
+    })
 }
 
 /// The `inventory` step.

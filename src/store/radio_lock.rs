@@ -22,6 +22,9 @@
 //! to the args themselves: the driver and the keys that pick one unit, in a fixed
 //! order and case; args that name no unit (`driver=hackrf`) lock every radio of
 //! that driver.
+//! Args that reach a SoapyRemote server are the exception ([`RadioUnnamed`]): a
+//! server that does not answer now may answer when the radio is opened, and the
+//! args name the server, not the radio, so such a radio is not opened at all.
 use crate::store::lock::Holder;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
@@ -92,6 +95,45 @@ impl std::fmt::Display for RadioBusy {
 
 impl std::error::Error for RadioBusy {}
 
+/// Args that reach a SoapyRemote server whose enumeration named no radio: the
+/// radio cannot be locked under its own name, so it is not opened ([`resolve`]).
+#[derive(Debug)]
+pub(crate) struct RadioUnnamed {
+    /// The device args as the command was given them.
+    pub(crate) device: String,
+    /// What the enumeration said.
+    pub(crate) why: String,
+}
+
+impl RadioUnnamed {
+    /// What happened, without a fix (a task cannot simply be tried again).
+    pub(crate) fn what(&self) -> String {
+        format!(
+            "radio {}: the SoapyRemote server these args name did not say which radio they open \
+             ({}), so the radio cannot be locked under its own name and is not opened (it may be \
+             one another rxnode holds directly)",
+            self.device, self.why
+        )
+    }
+
+    /// The fix for the server itself.
+    pub(crate) const FIX: &'static str = "start the server or correct `remote=` (check it with \
+         `rxnode inventory --dry-run`)";
+}
+
+impl std::fmt::Display for RadioUnnamed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} — fix: {}, then try again",
+            self.what(),
+            RadioUnnamed::FIX
+        )
+    }
+}
+
+impl std::error::Error for RadioUnnamed {}
+
 /// A radio in use, as its holder file records it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct HeldRadio {
@@ -128,7 +170,7 @@ impl RadioLock {
     ) -> Result<RadioLock> {
         // Nothing is opened before the checkout's trust root is checked.
         crate::store::trust::prepare(paths)?;
-        let identity = resolve(device);
+        let identity = resolve(device)?;
         let dir = lock_dir()?;
         RadioLock::acquire_in(&dir, &identity, device, command, wait)
     }
@@ -269,16 +311,45 @@ fn files(dir: &Path, identity: &str) -> (PathBuf, PathBuf) {
 /// The identity of the physical unit `device` opens: SoapySDR's enumeration of
 /// the args ([`rxnode_hw::resolve_unit`]) gives the unit's driver and the keys
 /// that pick it (serial, …; [`unit_identity`]); with no match, the args' own
-/// [`identity`].
-pub(crate) fn resolve(device: &str) -> String {
-    match rxnode_hw::resolve_unit(device) {
-        Ok(Some(unit)) => unit_identity(&unit),
-        Ok(None) => identity(device),
+/// [`identity`] — except for args that reach a SoapyRemote server
+/// ([`reaches_server`]): a server that does not answer now may answer a moment
+/// later, when the radio is opened, and the args name the server, not the radio
+/// it serves (the lock a capture on that radio holds directly). Such a radio is
+/// an error: it is never opened under a name that is not its own.
+pub(crate) fn resolve(device: &str) -> Result<String> {
+    let why = match rxnode_hw::resolve_unit(device) {
+        Ok(Some(unit)) => return Ok(unit_identity(&unit)),
+        Ok(None) => {
+            "enumerating them found no radio: the server is down or offers no such radio".to_owned()
+        }
         Err(e) => {
             tracing::debug!("cannot enumerate {device}: {e}");
-            identity(device)
+            e.to_string()
         }
+    };
+    if reaches_server(device) {
+        return Err(anyhow::Error::new(RadioUnnamed {
+            device: device.to_owned(),
+            why,
+        }));
     }
+    Ok(identity(device))
+}
+
+/// Whether SoapySDR device args reach a SoapyRemote server: `driver=remote`, a
+/// `remote` key (the server's address) or a `remote:` key (what the server is
+/// asked for), in any letter case.
+fn reaches_server(device: &str) -> bool {
+    device.split(',').any(|part| match part.split_once('=') {
+        Some((k, v)) => {
+            let k = k.trim();
+            k.eq_ignore_ascii_case("remote")
+                || k.get(..7)
+                    .is_some_and(|p| p.eq_ignore_ascii_case("remote:"))
+                || (k.eq_ignore_ascii_case("driver") && v.trim().eq_ignore_ascii_case("remote"))
+        }
+        None => false,
+    })
 }
 
 /// Two of `devices` that open one physical radio (their [`resolve`]d identities
@@ -286,7 +357,11 @@ pub(crate) fn resolve(device: &str) -> String {
 /// names its own. One process cannot lock a radio twice: without this check it
 /// would wait for itself and blame "another rxnode" with its own PID.
 pub(crate) fn same_radio_twice(devices: &[String], roles: &[&str]) -> Option<String> {
-    let ids: Vec<String> = devices.iter().map(|d| resolve(d)).collect();
+    // A radio that cannot be named is refused when its lock is taken.
+    let ids: Vec<String> = devices
+        .iter()
+        .map(|d| resolve(d).unwrap_or_else(|_| identity(d)))
+        .collect();
     for (j, b) in ids.iter().enumerate() {
         if let Some(i) = ids[..j].iter().position(|a| a == b) {
             let role = |k: usize| roles.get(k).copied().unwrap_or("radio");
@@ -672,6 +747,53 @@ mod tests {
     }
 
     const A: &str = "driver=rxsim,serial=1";
+
+    #[test]
+    fn a_remote_radio_whose_server_does_not_answer_is_refused_not_locked_under_its_args() {
+        // A loopback port nothing listens on: the server is down.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        for args in [
+            format!("driver=remote,remote=tcp://127.0.0.1:{port},remote:driver=rxsim,serial=B"),
+            format!("remote=tcp://127.0.0.1:{port},serial=B"),
+            format!("Driver=Remote, REMOTE = tcp://127.0.0.1:{port} ,serial=B"),
+        ] {
+            // Before: the args' own identity, server included — not the lock the
+            // radio takes when opened directly (driver=rxsim,serial=B).
+            let err = resolve(&args).expect_err(&args);
+            let unnamed = err.downcast_ref::<RadioUnnamed>().expect("a RadioUnnamed");
+            assert_eq!(unnamed.device, args);
+            let text = err.to_string();
+            assert!(
+                text.contains("did not say which radio") && text.contains("fix:"),
+                "{text}"
+            );
+        }
+        // Every spelling that reaches a server, and none that does not.
+        for args in [
+            "driver=remote,serial=B",
+            "remote=tcp://h:1",
+            "remote:driver=rxsim,serial=B",
+            "serial=B,Remote:Timeout=100",
+        ] {
+            assert!(reaches_server(args), "{args}");
+        }
+        for args in [
+            "driver=rxsim,serial=B",
+            "serial=remote",
+            "driver=remotex",
+            "",
+        ] {
+            assert!(!reaches_server(args), "{args}");
+        }
+        // Local args that match nothing still name the radio by themselves.
+        assert_eq!(
+            resolve("driver=nosuchdriver,serial=B").unwrap(),
+            "driver=nosuchdriver,serial=B"
+        );
+    }
 
     #[test]
     fn a_held_radio_is_refused_naming_the_holder_and_free_after_drop() {
