@@ -171,7 +171,7 @@ impl RadioLock {
         // Nothing is opened before the checkout's trust root is checked.
         crate::store::trust::prepare(paths)?;
         let identity = resolve(device)?;
-        let dir = lock_dir()?;
+        let dir = lock_dir(&identity)?;
         RadioLock::acquire_in(&dir, &identity, device, command, wait)
     }
 
@@ -247,7 +247,16 @@ fn holder_of(dir: &Path, identity: &str) -> Option<Holder> {
 /// Every radio some rxnode on this machine holds now, by identity (for
 /// `status`); read-only.
 pub(crate) fn held_radios() -> Vec<HeldRadio> {
-    lock_dir().map(|d| held_in(&d)).unwrap_or_default()
+    let machine = lock_dir("any");
+    let simulated = lock_dir("driver=rxsim");
+    let mut out = machine.as_ref().map(|d| held_in(d)).unwrap_or_default();
+    if let Ok(sim) = simulated.as_ref() {
+        if machine.as_ref().ok() != Some(sim) {
+            out.extend(held_in(sim));
+            out.sort_by(|a, b| a.identity.cmp(&b.identity));
+        }
+    }
+    out
 }
 
 fn held_in(dir: &Path) -> Vec<HeldRadio> {
@@ -422,25 +431,42 @@ fn unit_identity(unit: &BTreeMap<String, String>) -> String {
 /// else `<temp>\rxnode\radio-locks` (Windows: created with an owner-only DACL). A
 /// folder that is a link (on Windows any reparse point), not a folder, or not this
 /// user's (unix: its uid; Windows: its owner SID) is refused, never used.
-pub(crate) fn lock_dir() -> Result<PathBuf> {
-    let base = base_dir();
+///
+/// [`LOCK_DIR_ENV`] moves it only for simulated radios ([`is_simulated`]): a
+/// variable left exported in one shell must never split the lock of a real
+/// radio, or a RED tone from that shell would key a radio another rxnode is
+/// receiving on.
+pub(crate) fn lock_dir(identity: &str) -> Result<PathBuf> {
+    let base = base_dir(lock_dir_var(identity, std::env::var_os(LOCK_DIR_ENV)));
     make_private_dir(&base)?;
     let dir = base.join("radio-locks");
     make_private_dir(&dir)?;
     Ok(dir)
 }
 
-/// Environment variable that names the radio lock folder's parent outright (an
-/// absolute folder): for test suites that run many rxnodes at once, each with
-/// radios of the same names, and for nothing else — two shells that disagree on
-/// it lock one radio in two folders.
+/// Environment variable that names the lock folder's parent of *simulated*
+/// radios outright (an absolute folder): for test suites that run many rxnodes
+/// at once, each with rxsim units of the same names. Real radios ignore it.
 pub(crate) const LOCK_DIR_ENV: &str = "RXNODE_RADIO_LOCK_DIR";
 
+/// The value of [`LOCK_DIR_ENV`] that counts for the radio `identity`: none
+/// unless it is a simulated radio.
+fn lock_dir_var(identity: &str, var: Option<std::ffi::OsString>) -> Option<std::ffi::OsString> {
+    var.filter(|_| is_simulated(identity))
+}
+
+/// Whether a radio identity is one of rxsim's simulated units (directly or
+/// as a SoapyRemote server names it): the only radios whose locks
+/// [`LOCK_DIR_ENV`] may move.
+fn is_simulated(identity: &str) -> bool {
+    identity == "driver=rxsim" || identity.starts_with("driver=rxsim,")
+}
+
 #[cfg(unix)]
-fn base_dir() -> PathBuf {
+fn base_dir(explicit: Option<std::ffi::OsString>) -> PathBuf {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    unix_base_dir(std::env::var_os(LOCK_DIR_ENV), uid, |d| {
+    unix_base_dir(explicit, uid, |d| {
         use std::os::unix::fs::MetadataExt;
         // The machine's lock folder: root's, sticky (no one removes another's files).
         std::fs::symlink_metadata(d)
@@ -478,11 +504,8 @@ fn unix_base_dir(
 /// lock a radio in one folder. The variable, then the temp folder, only when
 /// Windows cannot say.
 #[cfg(windows)]
-fn base_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os(LOCK_DIR_ENV)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    {
+fn base_dir(explicit: Option<std::ffi::OsString>) -> PathBuf {
+    if let Some(d) = explicit.map(PathBuf::from).filter(|p| p.is_absolute()) {
         return d.join("rxnode");
     }
     known_local_app_data()
@@ -521,7 +544,7 @@ fn known_local_app_data() -> Option<PathBuf> {
 }
 
 #[cfg(not(any(unix, windows)))]
-fn base_dir() -> PathBuf {
+fn base_dir(_explicit: Option<std::ffi::OsString>) -> PathBuf {
     std::env::temp_dir().join("rxnode")
 }
 
@@ -645,6 +668,38 @@ mod tests {
             unix_base_dir(Some("rel".into()), 7, |_| false),
             PathBuf::from("/tmp/rxnode-7")
         );
+    }
+
+    /// A lock-folder variable left exported in one shell must not split a real
+    /// radio's lock from the one every other rxnode takes: only simulated
+    /// radios (rxsim, directly or as a server names it) follow it.
+    #[test]
+    fn the_lock_folder_variable_moves_only_simulated_radios() {
+        let var = || Some(std::ffi::OsString::from("/tmp/suite"));
+        for real in [
+            "driver=hackrf,serial=0000000000000000a06063c8234e925f",
+            "driver=uhd,serial=30AD2F2",
+            "driver=rtlsdr",
+            "driver=rxsimx,serial=A",
+            "any",
+        ] {
+            assert_eq!(lock_dir_var(real, var()), None, "{real}");
+        }
+        for sim in ["driver=rxsim", "driver=rxsim,serial=B"] {
+            assert_eq!(lock_dir_var(sim, var()), var(), "{sim}");
+        }
+        // A radio served by SoapyRemote is named as its own driver names it.
+        let served: BTreeMap<String, String> = [
+            ("driver", "remote"),
+            ("remote", "tcp://127.0.0.1:55132"),
+            ("remote:driver", "rxsim"),
+            ("serial", "C"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(lock_dir_var(&unit_identity(&served), var()), var());
+        assert_eq!(lock_dir_var("driver=rxsim", None), None);
     }
 
     #[test]

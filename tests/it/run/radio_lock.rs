@@ -15,7 +15,7 @@ fn long_capture_plan(seconds: f64) -> String {
 }
 
 /// Wait until some process holds a radio in this checkout (its holder file is there).
-fn wait_held(rig: &Rig) -> serde_json::Value {
+fn wait_held(rig: &Rig, identity: &str) -> serde_json::Value {
     let started = Instant::now();
     loop {
         let out = rig
@@ -25,12 +25,19 @@ fn wait_held(rig: &Rig) -> serde_json::Value {
             .output()
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        if v["radios_in_use"].as_array().is_some_and(|a| !a.is_empty()) {
+        // `status` lists every radio held on this machine: another test's real-radio
+        // lock (the machine folder) may be there too; this one is ours.
+        if let Some(held) = v["radios_in_use"]
+            .as_array()
+            .and_then(|a| a.iter().find(|h| h["identity"] == identity))
+        {
+            let mut v = v.clone();
+            v["radios_in_use"] = serde_json::json!([held]);
             return v;
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "no radio was ever held: {}",
+            "{identity} was never held: {}",
             show(&out)
         );
         std::thread::sleep(Duration::from_millis(50));
@@ -56,7 +63,7 @@ fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
     // A run holds the radio: capture and sweep wait briefly, then refuse (exit 1,
     // a device error) naming the run's PID, command and step.
     let run = rig.spawn_run("LOCK_RUN_1", None);
-    let status = wait_held(&rig);
+    let status = wait_held(&rig, RADIO);
     let held = &status["radios_in_use"][0];
     assert_eq!(held["identity"], "driver=rxsim,serial=LOCK1", "{status}");
     assert_eq!(held["command"], "run LOCK_RUN_1 step 1", "{status}");
@@ -128,7 +135,7 @@ fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
 
     // A capture holds the radio: the run's step is BLOCKED naming the capture.
     let mut cap = capture(&rig, RADIO, "6").spawn().unwrap();
-    let status = wait_held(&rig);
+    let status = wait_held(&rig, RADIO);
     assert_eq!(status["radios_in_use"][0]["command"], "capture");
     let out = rig.run("LOCK_RUN_2", None);
     assert_ne!(code(&out), Some(0), "{}", show(&out));
@@ -177,7 +184,7 @@ fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
 fn one_unit_is_one_lock_however_its_args_are_written_and_from_any_folder() {
     let rig = Rig::new();
     let mut cap = capture(&rig, "driver=rxsim", "40").spawn().unwrap();
-    let status = wait_held(&rig);
+    let status = wait_held(&rig, "driver=rxsim,serial=rxsim0");
     assert_eq!(
         status["radios_in_use"][0]["identity"], "driver=rxsim,serial=rxsim0",
         "{status}"
