@@ -202,11 +202,17 @@ pub(crate) fn judge(
                 FreqCalMethod::Gsm => "burst(s)",
                 FreqCalMethod::Lte => "PSS",
             };
+            // The radio is measured against the cell: its own frequency error is a
+            // term of the radio's, however sharply the cell was seen.
             let mut detail = format!(
-                "{} {}: radio error {} (1σ) from {used} of {} {what}, confidence {:.2}",
+                "{} {}: radio error {} (1σ: the cell's own ±{} ppm tolerance as {} ppm, \
+                 the measurement {} ppm) from {used} of {} {what}, confidence {:.2}",
                 method.as_str().to_uppercase(),
                 e.cell,
                 rxnode_dsp::fmt_uncertain(e.ppm, e.uncertainty_ppm, "ppm"),
+                rxnode_dsp::CELL_TOLERANCE_PPM,
+                rxnode_dsp::fmt_sigma(rxnode_dsp::CELL_UNCERTAINTY_PPM),
+                rxnode_dsp::fmt_sigma(e.measurement_uncertainty_ppm),
                 e.evidence.detections.len(),
                 e.confidence
             );
@@ -273,6 +279,8 @@ pub(crate) fn judge(
         entry.search_hz = Some(ev.search_hz);
         entry.seconds_analysed = Some(ev.seconds_analysed);
         entry.uncertainty_ppm = Some(e.uncertainty_ppm);
+        entry.measurement_uncertainty_ppm = Some(e.measurement_uncertainty_ppm);
+        entry.cell_uncertainty_ppm = Some(rxnode_dsp::CELL_UNCERTAINTY_PPM);
     }
     Measured {
         status,

@@ -81,9 +81,13 @@ fn known_clock_error(paths: &Paths, t: &TxToneStep, policy: &Policy) -> Option<S
         calibration::Radio::named(driver, Some(serial), remote),
     )
     .ok()??;
+    let age = match calibration::fresh_for_tx(&m, policy.rx.calibration_max_age_s) {
+        Ok(a) => a,
+        Err(why) => return Some(why),
+    };
     rxnode_interlock::check_tx_clock_error(t, policy, m.ppm, m.uncertainty_ppm)
         .err()
-        .map(|e| e.to_string())
+        .map(|e| format!("{e} (measured {} ago)", calibration::fmt_age(age)))
 }
 
 /// Before the `AUTHORIZE RF TX` prompt: one authorization covers one

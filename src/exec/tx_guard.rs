@@ -349,11 +349,14 @@ fn clock_error_refusal(
     };
     match calibration::lookup(paths, calibration::Radio::of(info)) {
         Ok(None) => None,
-        Ok(Some(m)) => {
-            rxnode_interlock::check_tx_clock_error(step, policy, m.ppm, m.uncertainty_ppm)
-                .err()
-                .map(|e| e.to_string())
-        }
+        Ok(Some(m)) => match calibration::fresh_for_tx(&m, policy.rx.calibration_max_age_s) {
+            Err(why) => Some(why),
+            Ok(age) => {
+                rxnode_interlock::check_tx_clock_error(step, policy, m.ppm, m.uncertainty_ppm)
+                    .err()
+                    .map(|e| format!("{e} (measured {} ago)", calibration::fmt_age(age)))
+            }
+        },
         Err(e) => Some(format!(
             "this radio's kept calibration cannot be read ({e:#}), so where its tone lands is not known: not transmitting"
         )),

@@ -184,7 +184,65 @@ pub(crate) fn lookup(paths: &Paths, radio: Radio<'_>) -> Result<Option<Measureme
     let Some(id) = identity(radio) else {
         return Ok(None);
     };
-    Ok(load(paths)?.radios.get(&id).map(|r| r.latest.clone()))
+    Ok(load(paths)?
+        .radios
+        .get(&id)
+        .map(|r| with_cell_term(r.latest.clone())))
+}
+
+/// A broadcast measurement (`gsm`, `lte`) is of the radio against a cell whose own
+/// frequency is only known to ±0.05 ppm: one kept before its uncertainty carried
+/// that term gets it added here, so no use of it claims better than the cell.
+fn with_cell_term(mut m: Measurement) -> Measurement {
+    if matches!(m.method.as_str(), "gsm" | "lte")
+        && m.uncertainty_ppm.is_finite()
+        && m.uncertainty_ppm < rxnode_dsp::CELL_UNCERTAINTY_PPM
+    {
+        m.uncertainty_ppm = rxnode_dsp::with_cell_uncertainty(m.uncertainty_ppm);
+    }
+    m
+}
+
+/// An age as a person reads it, with the digits it needs: `45 s`, `12.5 min`,
+/// `3.2 h`, `4.1 days`.
+pub(crate) fn fmt_age(s: f64) -> String {
+    let s = s.max(0.0);
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 2.0 * 86400.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86400.0)
+    }
+}
+
+/// Whether a kept measurement may still say where this radio's tone lands: no
+/// older than `max_age_s` (the policy's `rx.calibration_max_age_s`; crystals drift
+/// with temperature and age), its time readable and not in the future. `Err` says
+/// why not, with the measurement and its age; `Ok` its age (s).
+pub(crate) fn fresh_for_tx(m: &Measurement, max_age_s: f64) -> Result<f64, String> {
+    match age_s(&m.time) {
+        Some(a) if (-300.0..=max_age_s).contains(&a) => Ok(a.max(0.0)),
+        Some(a) => Err(format!(
+            "this radio's kept calibration ({:+.3} ± {} ppm, {} {}) is {} old, past \
+             rx.calibration_max_age_s ({}): its clock may have drifted since, so where \
+             its tone lands is not known; not transmitting — measure it again with \
+             `rxnode clkin calibrate`",
+            m.ppm,
+            rxnode_dsp::fmt_sigma(m.uncertainty_ppm),
+            m.method,
+            m.time,
+            fmt_age(a),
+            fmt_age(max_age_s)
+        )),
+        None => Err(format!(
+            "this radio's kept calibration has an unreadable time {:?}, so its age is not \
+             known: not transmitting — measure it again with `rxnode clkin calibrate`",
+            m.time
+        )),
+    }
 }
 
 /// Keep `m` as the radio's newest measurement. Refused, with nothing written, when
@@ -375,6 +433,50 @@ mod tests {
             serial,
             remote: None,
         }
+    }
+
+    /// A broadcast measurement kept before its uncertainty carried the cell's own
+    /// ±0.05 ppm is read with it; a newer one (already carrying it) is unchanged.
+    #[test]
+    fn a_kept_broadcast_calibration_never_claims_better_than_the_cell() {
+        let old = with_cell_term(m(1.0));
+        assert!(
+            (old.uncertainty_ppm - 0.01f64.hypot(rxnode_dsp::CELL_UNCERTAINTY_PPM)).abs() < 1e-12,
+            "{}",
+            old.uncertainty_ppm
+        );
+        let new = Measurement {
+            uncertainty_ppm: 0.04,
+            ..m(1.0)
+        };
+        assert_eq!(with_cell_term(new.clone()), new);
+        assert_eq!(fmt_age(45.2), "45 s");
+        assert_eq!(fmt_age(750.0), "12.5 min");
+        assert_eq!(fmt_age(3.0 * 3600.0), "3.0 h");
+    }
+
+    /// A measurement past the policy's age says where a tone lands no more: the
+    /// TX check refuses it, naming its age and the limit; a fresh one gives its age.
+    #[test]
+    fn a_stale_or_undated_calibration_does_not_judge_a_tone() {
+        let fresh = m(20.0);
+        assert!(fresh_for_tx(&fresh, 3600.0).is_ok_and(|a| a < 60.0));
+        let old = Measurement {
+            time: "2026-01-01T00:00:00+00:00".into(),
+            ..m(20.0)
+        };
+        let e = fresh_for_tx(&old, 24.0 * 3600.0).unwrap_err();
+        assert!(
+            e.contains("days old, past") && e.contains("(24.0 h)"),
+            "{e}"
+        );
+        let undated = Measurement {
+            time: "yesterday".into(),
+            ..m(20.0)
+        };
+        assert!(fresh_for_tx(&undated, 1e9)
+            .unwrap_err()
+            .contains("unreadable time"));
     }
 
     /// Two calibrations recorded at once, each of its own radios: every

@@ -17,6 +17,10 @@ struct FreqCal {
     method: String,
     ppm: Option<f64>,
     uncertainty_ppm: Option<f64>,
+    #[serde(default)]
+    measurement_uncertainty_ppm: Option<f64>,
+    #[serde(default)]
+    cell_uncertainty_ppm: Option<f64>,
     cell: Option<String>,
     pci: Option<u16>,
     duplex: Option<String>,
@@ -105,6 +109,18 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
     let u = r.uncertainty_ppm.unwrap_or(f64::NAN);
     assert!(u > 0.0 && u < 0.05, "{u}");
     assert!((ppm - 41.7).abs() <= 5.0 * u + 0.01, "{ppm} ± {u}");
+    // The radio is measured against the cell: its ±0.05 ppm is a term of the σ.
+    let (mu, cu) = (
+        r.measurement_uncertainty_ppm.unwrap_or(f64::NAN),
+        r.cell_uncertainty_ppm.unwrap_or(f64::NAN),
+    );
+    assert!((cu - 0.05 / 3f64.sqrt()).abs() < 1e-9, "{cu}");
+    assert!((u - mu.hypot(cu)).abs() < 1e-9, "{u} from {mu} and {cu}");
+    assert!(
+        r.detail.contains("the cell's own ±0.05 ppm"),
+        "{}",
+        r.detail
+    );
     assert_eq!(r.cell.as_deref(), Some("BCCH 935.200 MHz"));
     assert_eq!((r.pci, r.duplex.as_deref()), (None, None), "GSM has no PCI");
     assert!(

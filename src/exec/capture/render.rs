@@ -133,7 +133,20 @@ pub(crate) fn correction_line(clock: Option<&ClockBlock>) -> Option<String> {
     let from = c
         .last_measurement
         .as_ref()
-        .map(|m| format!("{} measurement of {}", m.method, m.time))
+        .map(|m| {
+            // How old the measurement is and how well it knew the radio: a
+            // correction is only as good as both.
+            let age = match m.age_s.filter(|a| a.is_finite()) {
+                Some(a) => format!("{} old", crate::store::calibration::fmt_age(a)),
+                None => "age unknown".to_owned(),
+            };
+            format!(
+                "{} measurement of {}, {age}, ± {} ppm (1σ)",
+                m.method,
+                m.time,
+                rxnode_dsp::fmt_sigma(m.uncertainty_ppm)
+            )
+        })
         .unwrap_or_else(|| "this radio's calibration".to_owned());
     Some(format!(
         "  correction    {ppm:+.3} ppm applied ({from}, --apply-cal): the radio is tuned off \

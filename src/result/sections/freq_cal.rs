@@ -75,6 +75,12 @@ pub(crate) struct FreqCalRecord {
     /// also `pci`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell: Option<String>,
+    /// The cell's own frequency error as one standard deviation, ppm: its 3GPP
+    /// tolerance (±0.05 ppm, TS 45.005 §6.1 / TS 36.104 §6.5.1) over √3; a term of
+    /// `uncertainty_ppm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub cell_uncertainty_ppm: Option<f64>,
     /// How good the frequency axis is (docs/protocol.md#clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<FreqCalClock>,
@@ -100,6 +106,11 @@ pub(crate) struct FreqCalRecord {
     pub duplex: Option<Duplex>,
     /// The carrier's RF frequency, Hz.
     pub frequency_hz: f64,
+    /// One standard deviation of the measurement against the cell alone (the
+    /// detections' spread), ppm; a term of `uncertainty_ppm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub measurement_uncertainty_ppm: Option<f64>,
     /// `gsm` or `lte`.
     #[schemars(with = "MethodSchema")]
     pub method: FreqCalMethod,
@@ -132,7 +143,8 @@ pub(crate) struct FreqCalRecord {
     /// The radio `rxnode analyze --store-for-radio` kept it for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored_for: Option<StoredFor>,
-    /// One standard deviation of `ppm`.
+    /// One standard deviation of `ppm` as the radio's error:
+    /// `measurement_uncertainty_ppm` and `cell_uncertainty_ppm` in quadrature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub uncertainty_ppm: Option<f64>,
@@ -156,6 +168,7 @@ impl FreqCalRecord {
             calibration_stored: None,
             capture: None,
             cell: None,
+            cell_uncertainty_ppm: None,
             clock: None,
             confidence: None,
             detail,
@@ -163,6 +176,7 @@ impl FreqCalRecord {
             device,
             duplex: None,
             frequency_hz,
+            measurement_uncertainty_ppm: None,
             method,
             nominal_offset_hz: None,
             pci: None,

@@ -51,7 +51,12 @@ fn clkin_calibrate_finds_an_lte_radio_error_and_its_cell() {
     let ppm = r.ppm.unwrap_or(f64::NAN);
     assert!((ppm - 37.0).abs() <= 0.05, "{ppm}: {}", r.detail);
     let u = r.uncertainty_ppm.unwrap_or(f64::NAN);
-    assert!(u > 0.0 && u < 0.02, "{u}");
+    let mu = r.measurement_uncertainty_ppm.unwrap_or(f64::NAN);
+    assert!(mu > 0.0 && mu < 0.02, "{mu}");
+    assert!(
+        (u - mu.hypot(0.05 / 3f64.sqrt())).abs() < 1e-9,
+        "{u} from {mu}"
+    );
     assert!((ppm - 37.0).abs() <= 5.0 * u + 1e-4, "{ppm} ± {u}");
     assert_eq!(r.cell.as_deref(), Some("PCI 301 at 1842.5 MHz"));
     assert_eq!((r.pci, r.duplex.as_deref()), (Some(301), Some("fdd")));

@@ -588,3 +588,80 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
         rig.tx_events()
     );
 }
+
+/// The policy's `rx.calibration_max_age_s` bounds every use of a kept calibration,
+/// the TX range check's too: a radio measured at 0 ppm whose measurement has since
+/// aged past the limit (here 2 s), now running +20 ppm, must not have its tone at
+/// 434.785 MHz (on air 434.7937 MHz, past the range's 434.79 MHz) judged by the old
+/// figure. It was keyed; now it is refused before the prompt (args naming the radio)
+/// or BLOCKED by the guard (args that do not), naming the measurement's age.
+#[test]
+fn a_tone_judged_by_a_calibration_past_its_max_age_is_refused() {
+    let rig = Rig::new();
+    rig.set_policy(
+        r#"{"rx": {"max_duration_s": 10, "calibration_max_age_s": 2},
+ "tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#,
+    );
+    let calibrate = |serial: &str| {
+        let device =
+            format!("driver=rxsim,serial={serial},pace=0,ppm=0,gsm_freq=935.2e6,gsm_snr_db=10");
+        let o = util::run_fed(
+            rig.lab.rxnode().arg("--sim").args([
+                "clkin",
+                "calibrate",
+                "-d",
+                &device,
+                "--method",
+                "gsm",
+                "-f",
+                "935.2M",
+                "-t",
+                "3",
+            ]),
+            b"",
+        );
+        assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+    };
+    calibrate("TXOLD");
+    calibrate("rxsim0");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let plan = |device: &str| {
+        format!(
+            r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": 434.78e6,
+              "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
+        )
+    };
+    rig.post_and_approve(
+        "RUN_TX_OLD",
+        &red_tx(),
+        Some(&plan("driver=rxsim,serial=TXOLD,ppm=20")),
+    );
+    let out = rig.run("RUN_TX_OLD", Some("AUTHORIZE RF TX\n"));
+    let all = show(&out);
+    assert_eq!(code(&out), Some(3), "{all}");
+    assert!(
+        all.contains("kept calibration")
+            && all.contains(" old, past rx.calibration_max_age_s (2 s)"),
+        "{all}"
+    );
+    assert!(!all.contains("Type exactly"), "must not ask: {all}");
+    assert!(rig.tx_events().is_empty(), "{:?}", rig.tx_events());
+    // Args that do not name the serial: the guard judges the radio it opened.
+    rig.post_and_approve(
+        "RUN_TX_OLD_G",
+        &red_tx(),
+        Some(&plan("driver=rxsim,ppm=20")),
+    );
+    let out = rig.run("RUN_TX_OLD_G", Some("AUTHORIZE RF TX\n"));
+    let all = show(&out);
+    assert_eq!(code(&out), Some(1), "{all}");
+    assert!(
+        all.contains("BLOCKED") && all.contains(" old, past rx.calibration_max_age_s"),
+        "{all}"
+    );
+    assert!(
+        !rig.tx_events().iter().any(|(e, _)| e == "activateStream"),
+        "{:?}",
+        rig.tx_events()
+    );
+}

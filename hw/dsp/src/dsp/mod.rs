@@ -25,9 +25,10 @@ pub use clkin_compare::{
 };
 pub use floor::{fmt_floor_band, NOT_LEVEL, UNEVEN_DB};
 pub use freqcal::{
-    confirm_carrier, freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator,
-    FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator,
-    FreqCalEvidence, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene, LTE_UNAVAILABLE,
+    confirm_carrier, freq_cal_estimator, offset_for_ppm, ppm_from_offset, with_cell_uncertainty,
+    FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
+    FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene,
+    CELL_TOLERANCE_PPM, CELL_UNCERTAINTY_PPM, LTE_UNAVAILABLE,
 };
 pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
 pub use noise_stats::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM};

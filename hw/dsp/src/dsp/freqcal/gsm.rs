@@ -702,7 +702,8 @@ impl FreqCalEstimator for FcchEstimator {
             .collect();
         Ok(FreqCalEstimate {
             ppm: mean,
-            uncertainty_ppm: uncertainty,
+            uncertainty_ppm: super::with_cell_uncertainty(uncertainty),
+            measurement_uncertainty_ppm: uncertainty,
             method: FreqCalMethod::Gsm,
             cell: format!("BCCH {:.3} MHz", self.cfg.carrier_hz / 1e6),
             confidence,

@@ -108,8 +108,14 @@ pub struct FreqCalEvidence {
 pub struct FreqCalEstimate {
     /// The radio's error, ppm (> 0: its clock runs fast; see the module docs).
     pub ppm: f64,
-    /// One-sigma (standard) uncertainty of `ppm`.
+    /// One-sigma (standard) uncertainty of `ppm` as the radio's error: the
+    /// measurement's own ([`measurement_uncertainty_ppm`](Self::measurement_uncertainty_ppm))
+    /// and the cell's own frequency error ([`CELL_UNCERTAINTY_PPM`]) in quadrature.
     pub uncertainty_ppm: f64,
+    /// One-sigma uncertainty of the measurement against the cell alone (from the
+    /// spread of the detections): how well the cell's frequency was seen, not how
+    /// well the radio's error is known.
+    pub measurement_uncertainty_ppm: f64,
     /// The signal it comes from.
     pub method: FreqCalMethod,
     /// Which cell: for GSM the carrier (`"BCCH 935.2 MHz"`), for LTE its PCI
@@ -128,6 +134,20 @@ pub struct FreqCalEstimate {
     pub evidence: FreqCalEvidence,
     /// The assumptions checked in the data (docs/operator.md#numbers-that-are-true-or-absent).
     pub checked: Checked,
+}
+
+/// A base station's own frequency error: 3GPP TS 45.005 §6.1 (GSM BTS) and
+/// TS 36.104 §6.5.1 (LTE wide area BS) allow ±0.05 ppm. The estimators measure the
+/// radio against the cell, so every radio error carries this term.
+pub const CELL_TOLERANCE_PPM: f64 = 0.05;
+/// The cell's frequency error as a standard uncertainty: the ±0.05 ppm tolerance
+/// read as a rectangular distribution (GUM 4.3.7: a/√3), 0.0289 ppm.
+pub const CELL_UNCERTAINTY_PPM: f64 = CELL_TOLERANCE_PPM / 1.732_050_807_568_877_2;
+
+/// The radio error's one-sigma uncertainty from a measurement's own: the cell's
+/// frequency error ([`CELL_UNCERTAINTY_PPM`]) added in quadrature.
+pub fn with_cell_uncertainty(measurement_uncertainty_ppm: f64) -> f64 {
+    measurement_uncertainty_ppm.hypot(CELL_UNCERTAINTY_PPM)
 }
 
 /// Why an estimator gives no number.
@@ -178,8 +198,10 @@ pub enum FreqCalError {
 ///   there — never a number it does not have. `ppm` follows the sign convention of
 ///   this module and accounts for the sample clock sharing the crystal: use
 ///   [`ppm_from_offset`] with the feature's known RF frequency.
-/// - `uncertainty_ppm` is one standard deviation of `ppm`, from the spread of the
-///   individual detections (after outlier rejection), not a fixed figure;
+/// - `measurement_uncertainty_ppm` is one standard deviation of `ppm` from the
+///   spread of the individual detections (after outlier rejection), not a fixed
+///   figure; `uncertainty_ppm` is that with the cell's own frequency error added
+///   ([`with_cell_uncertainty`]);
 ///   `confidence` is in 0..=1; `cell` names what was measured; `evidence` holds one
 ///   [`FreqCalDetection`] per detection (time, offset, ppm, SNR, used).
 pub trait FreqCalEstimator: Send {
@@ -298,7 +320,8 @@ mod tests {
     fn est(method: FreqCalMethod, pci: Option<u16>) -> FreqCalEstimate {
         FreqCalEstimate {
             ppm: 21.38,
-            uncertainty_ppm: 0.01,
+            uncertainty_ppm: with_cell_uncertainty(0.01),
+            measurement_uncertainty_ppm: 0.01,
             method,
             cell: "x".into(),
             confidence: 0.9,

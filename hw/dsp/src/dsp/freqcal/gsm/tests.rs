@@ -1,5 +1,6 @@
 use super::*;
 use crate::dsp::freqcal::synth::{GsmScene, Xorshift};
+use crate::dsp::freqcal::{CELL_TOLERANCE_PPM, CELL_UNCERTAINTY_PPM};
 
 /// Run the estimator over `seconds` of a scene, fed in blocks of `block` samples.
 fn estimate(
@@ -40,9 +41,9 @@ fn finds_the_error_at_zero_db_snr_anywhere_in_sixty_ppm_over_ten_seeds() {
             e.uncertainty_ppm
         );
         assert!(
-            e.uncertainty_ppm > 0.0 && e.uncertainty_ppm < 0.1,
+            e.measurement_uncertainty_ppm > 0.0 && e.measurement_uncertainty_ppm < 0.1,
             "{}",
-            e.uncertainty_ppm
+            e.measurement_uncertainty_ppm
         );
         assert!(
             e.confidence > 0.5,
@@ -264,5 +265,46 @@ fn a_radio_beyond_the_searched_error_is_told_what_the_search_covered() {
             );
         }
         other => panic!("a number or another error for a radio 90 ppm off: {other:?}"),
+    }
+}
+
+/// The estimator measures the radio against the cell, whose own frequency may be
+/// off by its 3GPP tolerance (±0.05 ppm): a perfect radio beside a cell at either
+/// edge of it must be reported within 3σ of its true 0 ppm. Without the cell's term
+/// the stated σ was the bursts' spread alone (about 0.001 ppm at 20 dB), and such a
+/// cell read as a radio error of ∓0.05 ppm at 40 σ.
+#[test]
+fn a_cell_at_its_frequency_tolerance_stays_within_the_stated_uncertainty() {
+    let nominal = 935.2e6;
+    for (seed, sign) in [(7u64, 1.0), (8, -1.0)] {
+        let cell_rf = nominal * (1.0 + sign * CELL_TOLERANCE_PPM * 1e-6);
+        let mut scene = GsmScene::new(cell_rf, nominal, 1e6, 0.0, 20.0, seed);
+        let cfg = FreqCalConfig::new(nominal, nominal, 1e6);
+        let mut est = FcchEstimator::new(cfg).unwrap_or_else(|e| panic!("{e}"));
+        let mut buf = vec![Complex::default(); 65_536];
+        for _ in 0..(4_000_000 / buf.len()) {
+            scene.fill(&mut buf);
+            est.feed(&buf);
+        }
+        let e = est.finish().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        // The bursts themselves see the cell's offset sharply …
+        assert!(
+            (e.ppm + sign * CELL_TOLERANCE_PPM).abs() < 0.01,
+            "seed {seed}: {:+.4}",
+            e.ppm
+        );
+        assert!(e.measurement_uncertainty_ppm < 0.01, "{e:?}");
+        // … and the radio's error (truly 0) is stated with the cell's term in it.
+        assert!(
+            e.uncertainty_ppm >= CELL_UNCERTAINTY_PPM,
+            "seed {seed}: σ {}",
+            e.uncertainty_ppm
+        );
+        assert!(
+            e.ppm.abs() <= 3.0 * e.uncertainty_ppm,
+            "seed {seed}: {:+.4} ± {:.4} ppm for a perfect radio",
+            e.ppm,
+            e.uncertainty_ppm
+        );
     }
 }

@@ -389,7 +389,8 @@ impl LteEstimator {
         let hi = super::super::offset_for_ppm(cfg.carrier_hz, cfg.center_hz, -cfg.max_error_ppm);
         Ok(FreqCalEstimate {
             ppm,
-            uncertainty_ppm,
+            uncertainty_ppm: super::super::with_cell_uncertainty(uncertainty_ppm),
+            measurement_uncertainty_ppm: uncertainty_ppm,
             method: FreqCalMethod::Lte,
             cell,
             confidence: confidence.min(1.0),

@@ -89,9 +89,9 @@ fn minus_6_db_at_plus_37_ppm_is_measured_within_005_ppm_with_its_pci() {
             e.uncertainty_ppm
         );
         assert!(
-            e.uncertainty_ppm > 0.0 && e.uncertainty_ppm < 0.02,
+            e.measurement_uncertainty_ppm > 0.0 && e.measurement_uncertainty_ppm < 0.02,
             "{}",
-            e.uncertainty_ppm
+            e.measurement_uncertainty_ppm
         );
         // The reported uncertainty covers the error (5 σ).
         assert!(
@@ -274,7 +274,7 @@ fn a_coarse_estimate_states_an_uncertainty_that_covers_its_error() {
             .0
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         // The PSS phase fit states ~1e-6 ppm; the coarse estimate ~1e-2 ppm.
-        if e.uncertainty_ppm > 1e-3 {
+        if e.measurement_uncertainty_ppm > 1e-3 {
             coarse += 1;
         }
         assert!(
@@ -363,9 +363,9 @@ fn a_tdd_cell_is_measured_within_its_stated_uncertainty() {
         );
         assert_eq!(e.pci, Some(pci));
         assert!(
-            e.uncertainty_ppm > 0.0 && e.uncertainty_ppm < 0.05,
+            e.measurement_uncertainty_ppm > 0.0 && e.measurement_uncertainty_ppm < 0.05,
             "seed {seed}: σ {}",
-            e.uncertainty_ppm
+            e.measurement_uncertainty_ppm
         );
         assert!(
             err.abs() <= 3.0 * e.uncertainty_ppm,
