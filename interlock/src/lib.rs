@@ -44,7 +44,10 @@ pub use crate::{
         file_mac, record_mac, verify_file_mac, verify_record_mac, RecordFields, RecordKind,
         NODE_KEY_LEN,
     },
-    permit::{authorize, check_tx_clock_error, check_tx_step, TxPermit, TX_LO_TOLERANCE_HZ},
+    permit::{
+        authorize, check_tx_clock_error, check_tx_step, check_tx_unmeasured_clock, TxPermit,
+        TX_LO_TOLERANCE_HZ,
+    },
     plan::DEFAULT_CAPTURE_FFT_SIZE,
     plan::{
         body_changes_what_follows, check_clkin_compare, check_freq_cal, check_rx_step,

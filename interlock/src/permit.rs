@@ -264,6 +264,42 @@ pub fn check_tx_clock_error(
     )))
 }
 
+/// The step judged on a radio whose clock error was never measured: the on-air
+/// span (tone, image and LO leakage, and the LO rounding) moved by up to
+/// `tx.unmeasured_clock_ppm` either way must fit in one allowed range. A radio
+/// that was never measured may be off by its crystal's whole tolerance.
+pub fn check_tx_unmeasured_clock(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
+    let Some(tx) = &policy.tx else {
+        return Err(Error::Policy(
+            "no tx section in the local policy: TX is refused".to_owned(),
+        ));
+    };
+    let b = tx.unmeasured_clock_ppm;
+    if !(b.is_finite() && b >= 0.0) {
+        return Err(Error::Policy(format!(
+            "tx.unmeasured_clock_ppm {b} is not a number of ppm: TX is refused"
+        )));
+    }
+    let off = step.tone_offset_hz.abs();
+    let lo = (step.frequency_hz - off) * (1.0 - b * 1e-6) - TX_LO_TOLERANCE_HZ;
+    let hi = (step.frequency_hz + off) * (1.0 + b * 1e-6) + TX_LO_TOLERANCE_HZ;
+    if tx
+        .allowed_ranges_hz
+        .iter()
+        .any(|[a, c]| *a <= lo && hi <= *c)
+    {
+        return Ok(());
+    }
+    Err(Error::Policy(format!(
+        "this radio's clock error was never measured: allowing for up to ±{b} ppm \
+         (tx.unmeasured_clock_ppm) the on-air span is {lo:.0} Hz .. {hi:.0} Hz (tone, image \
+         and LO leakage, and the LO rounding), not inside any tx.allowed_ranges_hz {:?}; \
+         measure the radio first (rxnode clkin calibrate) or move the tone away from the \
+         range's edge",
+        tx.allowed_ranges_hz
+    )))
+}
+
 /// The branch must not be able to move the transmitter to another host. A
 /// TX device names its driver (without one SoapySDR may open any matching radio,
 /// including one a SoapyRemote server on the network offers), and a radio served by
@@ -376,6 +412,7 @@ mod tests {
                 max_gain_db: gain,
                 max_duration_s: dur,
                 allowed_remote_servers: Vec::new(),
+                unmeasured_clock_ppm: crate::TxPolicy::DEFAULT_UNMEASURED_CLOCK_PPM,
             }),
             ..Default::default()
         }
@@ -671,6 +708,48 @@ mod tests {
         assert!(check_tx_clock_error(&step, &pol, 1.0, f64::INFINITY).is_err());
     }
 
+    /// A radio never measured is judged with its span moved by up to
+    /// `tx.unmeasured_clock_ppm` either way; 0 judges it at its nominal frequency.
+    #[test]
+    fn an_unmeasured_radio_is_judged_by_its_crystals_whole_tolerance() {
+        let step = match tx_with(
+            &TX_STEP
+                .replace("433.92e6", "434.78e6")
+                .replace("50e3", "5e3"),
+        )
+        .plan()
+        .map(|p| p.steps[0].clone())
+        {
+            Some(Step::TxTone(t)) => t,
+            other => panic!("{other:?}"),
+        };
+        let mut pol = ism();
+        // 434.785 MHz × 20e-6 = 8.7 kHz: past 434.79 MHz.
+        assert!(matches!(
+            check_tx_unmeasured_clock(&step, &pol),
+            Err(Error::Policy(m)) if m.contains("never measured") && m.contains("±20 ppm")
+        ));
+        // 434.775 MHz − 20 ppm is still above 433.05 MHz: only the upper edge counts.
+        let tx = pol.tx.as_mut().map(|t| {
+            t.unmeasured_clock_ppm = 11.0;
+            t
+        });
+        assert!(tx.is_some());
+        assert!(check_tx_unmeasured_clock(&step, &pol).is_ok());
+        if let Some(t) = pol.tx.as_mut() {
+            t.unmeasured_clock_ppm = 12.0;
+        }
+        assert!(check_tx_unmeasured_clock(&step, &pol).is_err());
+        if let Some(t) = pol.tx.as_mut() {
+            t.unmeasured_clock_ppm = 0.0;
+        }
+        assert!(check_tx_unmeasured_clock(&step, &pol).is_ok());
+        if let Some(t) = pol.tx.as_mut() {
+            t.unmeasured_clock_ppm = f64::NAN;
+        }
+        assert!(check_tx_unmeasured_clock(&step, &pol).is_err());
+    }
+
     proptest! {
         #![proptest_config(crate::testutil::proptest_config(256, "permit"))]
         /// Random tasks, phrases and policies: a permit exists only when every
@@ -713,7 +792,8 @@ mod tests {
             }
             let pol = Policy { rx: Default::default(), tx: has_tx.then(|| crate::TxPolicy {
                 allowed_ranges_hz: ranges.clone(), max_gain_db: max_gain, max_duration_s: max_dur,
-                allowed_remote_servers: Vec::new() }), ..Default::default() };
+                allowed_remote_servers: Vec::new(),
+                unmeasured_clock_ppm: crate::TxPolicy::DEFAULT_UNMEASURED_CLOCK_PPM }), ..Default::default() };
             let approval = Approval::new(&task, "c", AT);
             let result = verify_authorization(&task, &approval, &phrase, AT)
                 .and_then(|auth| authorize(&task, &approval, auth, step_index, &pol));

@@ -60,7 +60,8 @@ pub(crate) fn preflight(
 /// The step's radio judged with its kept calibration, as the TX guard judges it
 /// once it has opened the radio, when the device args name it (its driver and
 /// serial; a SoapyRemote unit by its own driver, serial and server): so nobody
-/// is asked to authorize a tone its measured clock error moves out of range.
+/// is asked to authorize a tone its measured clock error moves out of range
+/// (never measured: by up to `tx.unmeasured_clock_ppm`).
 /// Args that do not name the radio, or a calibration that cannot be read, are
 /// left to the guard.
 fn known_clock_error(paths: &Paths, t: &TxToneStep, policy: &Policy) -> Option<String> {
@@ -76,11 +77,19 @@ fn known_clock_error(paths: &Paths, t: &TxToneStep, policy: &Policy) -> Option<S
         Some(d) => (*d, args.get("remote").copied()),
         None => (args.get("driver").copied()?, None),
     };
-    let m = calibration::lookup(
+    let m = match calibration::lookup(
         paths,
         calibration::Radio::named(driver, Some(serial), remote),
     )
-    .ok()??;
+    .ok()?
+    {
+        Some(m) => m,
+        None => {
+            return rxnode_interlock::check_tx_unmeasured_clock(t, policy)
+                .err()
+                .map(|e| e.to_string())
+        }
+    };
     let age = match calibration::fresh_for_tx(&m, policy.rx.calibration_max_age_s) {
         Ok(a) => a,
         Err(why) => return Some(why),

@@ -327,8 +327,9 @@ fn guarded_tone(
 }
 
 /// Why the tone must not be keyed on this radio given its measured clock error
-/// (`.local/calibration.json`, checked by the node key): `None` when the radio
-/// has no measurement or the span it moves to stays inside the policy. A kept
+/// (`.local/calibration.json`, checked by the node key), or, never measured,
+/// by up to `tx.unmeasured_clock_ppm`: `None` when the span it moves to stays
+/// inside the policy. A kept
 /// calibration that cannot be read blocks too: where the tone lands is then not
 /// known, and the check fails closed.
 fn clock_error_refusal(
@@ -348,7 +349,9 @@ fn clock_error_refusal(
         ));
     };
     match calibration::lookup(paths, calibration::Radio::of(info)) {
-        Ok(None) => None,
+        Ok(None) => rxnode_interlock::check_tx_unmeasured_clock(step, policy)
+            .err()
+            .map(|e| e.to_string()),
         Ok(Some(m)) => match calibration::fresh_for_tx(&m, policy.rx.calibration_max_age_s) {
             Err(why) => Some(why),
             Ok(age) => {

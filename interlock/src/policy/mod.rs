@@ -266,6 +266,23 @@ pub struct TxPolicy {
     #[serde(default)]
     #[schemars(inner(length(min = 1)))]
     pub allowed_remote_servers: Vec<String>,
+    /// The clock error, in ppm either way, assumed for a radio whose error was
+    /// never measured (no calibration kept for it): the on-air span must stay
+    /// inside an allowed range moved by this much. Default 20 ppm, a free-running
+    /// crystal's tolerance (HackRF One, LimeSDR); a radio with a TCXO or a
+    /// disciplined reference may say less; 0 judges it at its nominal frequency.
+    #[serde(default = "TxPolicy::default_unmeasured_clock_ppm")]
+    #[schemars(range(min = 0, max = 1000))]
+    pub unmeasured_clock_ppm: f64,
+}
+
+impl TxPolicy {
+    /// [`TxPolicy::unmeasured_clock_ppm`] when the policy does not say.
+    pub const DEFAULT_UNMEASURED_CLOCK_PPM: f64 = 20.0;
+
+    fn default_unmeasured_clock_ppm() -> f64 {
+        Self::DEFAULT_UNMEASURED_CLOCK_PPM
+    }
 }
 
 impl Policy {
@@ -355,6 +372,12 @@ impl Policy {
                 return Err(Error::InvalidPolicy(format!(
                     "tx.max_gain_db must be finite, got {}",
                     tx.max_gain_db
+                )));
+            }
+            let u = tx.unmeasured_clock_ppm;
+            if !(u.is_finite() && (0.0..=1000.0).contains(&u)) {
+                return Err(Error::InvalidPolicy(format!(
+                    "tx.unmeasured_clock_ppm must be a number of ppm in [0, 1000], got {u}"
                 )));
             }
             for (i, [lo, hi]) in tx.allowed_ranges_hz.iter().enumerate() {

@@ -507,11 +507,15 @@ fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
 /// calibration of +20 ppm, a tone 5 kHz inside the allowed range by the asked
 /// frequency lands ~3.7 kHz outside it: `run` refuses before the `AUTHORIZE`
 /// prompt, no TX stream opens (rxsim's log: no TX line); the same tone on a radio
-/// with no measurement goes on air.
+/// with no measurement, whose policy says its clock is within 2 ppm, goes on air.
 #[test]
 fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
     let rig = Rig::new();
-    rig.set_policy(TX_POLICY_OK);
+    rig.set_policy(
+        r#"{"rx": {"max_duration_s": 10},
+ "tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2,
+        "unmeasured_clock_ppm": 2}}"#,
+    );
     // The radio `serial` measured +20 ppm fast (rxsim's GSM scene), kept by the node.
     let calibrate = |serial: &str| {
         let device =
@@ -554,7 +558,7 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
     assert!(all.contains("measured clock error of +20"), "{all}");
     assert!(!all.contains("Type exactly"), "must not ask: {all}");
     assert!(rig.tx_events().is_empty(), "{:?}", rig.tx_events());
-    // The same tone on a radio nobody measured: on air, whole.
+    // The same tone on a radio nobody measured, within 2 ppm by the policy: on air, whole.
     rig.post_and_approve(
         "RUN_TX_NOCAL",
         &red_tx(),
@@ -586,6 +590,71 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
             .any(|(e, s)| e == "activateStream" && s == "rxsim0"),
         "{:?}",
         rig.tx_events()
+    );
+}
+
+/// A radio whose clock error was never measured may be off by its crystal's
+/// whole tolerance: a tone 5 kHz inside the range by its asked frequency (434.785
+/// MHz, the range ending at 434.79 MHz) would land outside it at +20 ppm, so with
+/// the default `tx.unmeasured_clock_ppm` (20) it is refused before the `AUTHORIZE`
+/// prompt when the args name the radio, and BLOCKED by the guard, the radio opened
+/// but never keyed, when they do not; a tone 100 kHz from the edge still goes on air.
+#[test]
+fn a_tone_an_unmeasured_radios_crystal_could_move_out_of_range_is_refused() {
+    let rig = Rig::new();
+    rig.set_policy(TX_POLICY_OK);
+    let plan = |device: &str, f: &str| {
+        format!(
+            r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": {f},
+              "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
+        )
+    };
+    rig.post_and_approve(
+        "RUN_TX_UNM",
+        &red_tx(),
+        Some(&plan("driver=rxsim,serial=TXUNM", "434.78e6")),
+    );
+    let out = rig.run("RUN_TX_UNM", Some("AUTHORIZE RF TX\n"));
+    let all = show(&out);
+    assert_eq!(code(&out), Some(3), "{all}");
+    assert!(
+        all.contains("clock error was never measured") && all.contains("tx.unmeasured_clock_ppm"),
+        "{all}"
+    );
+    assert!(!all.contains("Type exactly"), "must not ask: {all}");
+    assert!(rig.tx_events().is_empty(), "{:?}", rig.tx_events());
+    // Args that do not name the radio: the guard judges the radio it opened.
+    rig.post_and_approve(
+        "RUN_TX_UNM_G",
+        &red_tx(),
+        Some(&plan("driver=rxsim", "434.78e6")),
+    );
+    let out = rig.run("RUN_TX_UNM_G", Some("AUTHORIZE RF TX\n"));
+    let all = show(&out);
+    assert_eq!(code(&out), Some(1), "{all}");
+    assert!(
+        all.contains("BLOCKED") && all.contains("clock error was never measured"),
+        "{all}"
+    );
+    assert!(
+        !rig.tx_events().iter().any(|(e, _)| e == "activateStream"),
+        "{:?}",
+        rig.tx_events()
+    );
+    // Far from the edge (434.69 MHz: 20 ppm is 8.7 kHz), the same radio transmits.
+    rig.post_and_approve(
+        "RUN_TX_UNM_OK",
+        &red_tx(),
+        Some(&plan("driver=rxsim,serial=TXUNM", "434.69e6")),
+    );
+    let out = rig.run("RUN_TX_UNM_OK", Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert_eq!(
+        rig.tx_events()
+            .iter()
+            .filter(|(e, s)| e == "activateStream" && s == "TXUNM")
+            .count(),
+        1
     );
 }
 
