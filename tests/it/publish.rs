@@ -84,21 +84,45 @@ impl Fixture {
         )
     }
 
+    /// The main PC posts task `id` on video-development (a commit holding its
+    /// text at the task path, pushed); returns the commit. Checkouts made after
+    /// it have it.
+    fn post(&self, id: &str, allow_push: &str) -> String {
+        let seed = self.root.path().join("seed");
+        std::fs::write(
+            seed.join("docs/handoff/NEXT_RX_TASK.md"),
+            self.task_text(id, allow_push),
+        )
+        .unwrap();
+        git(&seed, &["add", "."]);
+        git(&seed, &["commit", "-q", "-m", &format!("task {id}")]);
+        git(
+            &seed,
+            &["push", "-q", &file_url(&self.origin), "video-development"],
+        );
+        git(&seed, &["rev-parse", "HEAD"])
+    }
+
     /// Outbox + approval in state for `id`. Returns the outbox folder.
     fn outbox(&self, checkout: &Path, id: &str, allow_push: &str) -> PathBuf {
+        self.outbox_at(checkout, id, allow_push, &self.task_commit)
+    }
+
+    /// [`Fixture::outbox`] of the task that commit `task_commit` holds.
+    fn outbox_at(&self, checkout: &Path, id: &str, allow_push: &str, task_commit: &str) -> PathBuf {
         let task = self.task_text(id, allow_push);
         let sha = hex::encode(Sha256::digest(task.as_bytes()));
         let dir = checkout.join(".local/rx_agent_outbox").join(id);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("TASK.md"), &task).unwrap();
-        let meta = json!({"task_id": id, "commit": self.task_commit, "blob": "0".repeat(40),
+        let meta = json!({"task_id": id, "commit": task_commit, "blob": "0".repeat(40),
             "task_sha256": sha, "approved_at": "2026-11-29T20:00:00+00:00",
             "source_branch": "video-development"});
         std::fs::write(dir.join("TASK.meta.json"), meta.to_string()).unwrap();
         let result = json!({
             "schema_version": 1, "task_id": id, "task_title": format!("Publication test {id}"),
             "status": "NOT RUN", "risk_level": "GREEN", "source_branch": "video-development",
-            "source_commit": self.task_commit, "expected_head": self.ancestor,
+            "source_commit": task_commit, "expected_head": self.ancestor,
             "approval": {"at": "2026-11-29T20:00:00+00:00", "task_sha256": sha},
             "authorization": null,
             "node": {"hostname": null, "rxnode_version": "0.1.0", "soapysdr_version": null},
@@ -116,7 +140,7 @@ impl Fixture {
                 "# RX result: {id}\n\n| | |\n|---|---|\n| Status | NOT RUN |\n\nTask SHA-256: {sha}\n\
                  Source commit: {}\n\nThe operator checked the cabling by hand.\n\n\
                  <!-- rxnode-result schema_version=1 task_id={id} status=\"NOT RUN\" json_sha256={json_sha} -->\n",
-                self.task_commit
+                task_commit
             ),
         )
         .unwrap();
@@ -126,7 +150,7 @@ impl Fixture {
             [0x89u8, b'P', b'N', b'G', 0, 1, 2],
         )
         .unwrap();
-        approve(checkout, id, &sha, &self.task_commit);
+        approve(checkout, id, &sha, task_commit);
         dir
     }
 }

@@ -108,6 +108,9 @@ pub(super) struct Fetched<'a> {
     pub(super) rewritten: std::collections::BTreeMap<String, String>,
     /// What this command may still read of the results branches' trees and histories.
     pub(super) budget: super::tree::Budget,
+    /// The watched branch as this clone has it: what ties a result to a task
+    /// the main PC posted.
+    pub(super) posted: super::posted::Posted,
 }
 
 impl Fetched<'_> {

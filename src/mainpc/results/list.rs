@@ -1,6 +1,7 @@
 //! `rxnode results` (the listing): the newest results across every results
 //! branch (`rx-node` and each node's own `rx-results/<NODE>`).
 use super::fetched::{Fetched, Found, Source, PRIVATE_REF};
+use super::posted::Posted;
 use super::text::{figures, figures_line, parse_time, safe_json, shown, str_of};
 use super::tree::{
     find_results, found_at, own_result, read_json, read_small, Budget, Candidate, Walker,
@@ -60,8 +61,7 @@ fn rows_of(
     limit: Option<usize>,
     keep: &dyn Fn(&Row) -> bool,
 ) -> Result<(Vec<Row>, usize, Vec<String>)> {
-    let (mut list, total, mut problems) =
-        fleet_rows(f.repo, &f.sources, walk, limit, keep, &f.budget)?;
+    let (mut list, total, mut problems) = fleet_rows(f, walk, limit, keep)?;
     for r in &mut list {
         if let Some(why) = f.rewritten.get(&r.branch) {
             r.problems.push(format!(
@@ -171,13 +171,12 @@ impl<'r> Merge<'r> {
 /// many results the branches hold (each path once) and the problems of their
 /// trees. `walk` narrows the branches read for rows (`total` counts them all).
 fn fleet_rows(
-    repo: &Repository,
-    sources: &[Rc<Source>],
+    f: &Fetched<'_>,
     walk: &dyn Fn(&Source) -> bool,
     limit: Option<usize>,
     keep: &dyn Fn(&Row) -> bool,
-    budget: &Budget,
 ) -> Result<(Vec<Row>, usize, Vec<String>)> {
+    let (repo, sources, budget) = (f.repo, &f.sources[..], &f.budget);
     let (all, problems) = inventory(repo, sources, budget)?;
     let walked: Vec<Rc<Source>> = sources.iter().filter(|s| walk(s)).cloned().collect();
     let mut m = Merge::new(repo, &walked, budget)?;
@@ -185,7 +184,7 @@ fn fleet_rows(
     let scratch = Scratch::new()?;
     while limit.is_none_or(|l| out.len() < l) {
         let Some(c) = m.next()? else { break };
-        let mut r = row_of(repo, c.found.clone(), c.commit, &scratch)?;
+        let mut r = row_of(repo, c.found.clone(), c.commit, (&scratch, &f.posted))?;
         other_copy(repo, sources, &c, &mut r, budget)?;
         if keep(&r) {
             out.push(r);
@@ -241,14 +240,20 @@ pub(super) fn row_of_candidate(
     repo: &Repository,
     f: Found,
     added: Oid,
-    scratch: &Scratch,
+    check: (&Scratch, &Posted),
 ) -> Result<Row> {
-    row_of(repo, f, added, scratch)
+    row_of(repo, f, added, check)
 }
 
 /// The row of one result: its fields read from the JSON (and LOG_META), its
-/// problems (does not validate, or lies in another task's or node's folder).
-fn row_of(repo: &Repository, f: Found, added: Oid, scratch: &Scratch) -> Result<Row> {
+/// problems (does not validate, lies in another task's or node's folder, or
+/// cannot be tied to a task the main PC posted).
+fn row_of(
+    repo: &Repository,
+    f: Found,
+    added: Oid,
+    (scratch, posted): (&Scratch, &Posted),
+) -> Result<Row> {
     let mut problems = Vec::new();
     let j = match read_json(repo, f.tree, RESULT_JSON) {
         Ok(v) => v,
@@ -273,6 +278,18 @@ fn row_of(repo: &Repository, f: Found, added: Oid, scratch: &Scratch) -> Result<
             problems.push(format!(
                 "does not validate ({}): its status is not to be trusted; `rxnode results verify {}` names every problem",
                 shown(&first, 200),
+                f.task_id
+            ));
+        }
+    }
+    // A status is only as good as the task it answers: one the result's
+    // `source_commit` does not tie to the watched branch is flagged too.
+    if j.is_object() {
+        let commit = j.get("source_commit").and_then(Value::as_str);
+        if let Some(why) = posted.untied(repo, commit, &f.task_id) {
+            problems.push(format!(
+                "not tied to a task the main PC posted ({}): its status is not to be trusted; `rxnode results verify {}` says more",
+                shown(&why, 300),
                 f.task_id
             ));
         }

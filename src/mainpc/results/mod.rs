@@ -17,6 +17,7 @@ mod fetched;
 mod html;
 mod list;
 mod nodes;
+mod posted;
 mod seen;
 mod show;
 mod term_md;
@@ -149,6 +150,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         sources,
         rewritten,
         budget: tree::Budget::new(),
+        posted: posted::Posted::new(&ctx.source),
     };
     match &args.sub {
         None => list::cmd_list(&fetched, &filter, args.most()),

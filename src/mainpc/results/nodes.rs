@@ -196,6 +196,15 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
     n.last_task_id = Some(r.task_id.clone());
     n.last_status = r.status.clone();
     n.last_result_branch = Some(r.branch.clone());
+    // Its status is shown only with what the listing says against it.
+    if let Some(p) = r.problems.first() {
+        n.problems.push(format!(
+            "last result {} ({}): {}",
+            r.task_id,
+            r.status.as_deref().unwrap_or("?"),
+            shown(p, 400)
+        ));
+    }
     n.last_result_landed_at = r
         .commit
         .as_deref()
@@ -222,7 +231,9 @@ fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>>
         let node = match &found.dir_node {
             Some(n) => Some(n.clone()),
             None => {
-                let n = row_of_candidate(repo, found.clone(), found.source.tip, &scratch)?.node;
+                let n =
+                    row_of_candidate(repo, found.clone(), found.source.tip, (&scratch, &f.posted))?
+                        .node;
                 legacy_node.insert(found.path.clone(), n.clone());
                 n
             }
@@ -245,7 +256,7 @@ fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>>
         if n.last_task_id.is_some() {
             continue;
         }
-        let r = row_of_candidate(repo, c.found, c.commit, &scratch)?;
+        let r = row_of_candidate(repo, c.found, c.commit, (&scratch, &f.posted))?;
         last_result(repo, n, &r);
         left -= 1;
     }

@@ -94,7 +94,7 @@ pub(super) fn cmd_show(
                 ),
             };
             ctx.report(&safe_json(&v)?, |_| {
-                rendered(&v, node, &f.path, &md, &problems)
+                rendered(&v, (&f.task_id, node), &f.path, &md, &problems)
             })?;
         }
     }
@@ -102,19 +102,26 @@ pub(super) fn cmd_show(
 }
 
 /// The verdict line, whether the two files agree, the Markdown rendered, and
-/// where it was published.
-fn rendered(v: &Value, node: &str, path: &str, md: &str, problems: &[String]) -> String {
+/// where it was published. The result is named by the task it is filed under
+/// (`id`, its folder), which `results verify` takes; the JSON's own `task_id`
+/// may be another task's (a peer's copy), which `verify` names among its problems.
+fn rendered(
+    v: &Value,
+    (id, node): (&str, &str),
+    path: &str,
+    md: &str,
+    problems: &[String],
+) -> String {
     use std::fmt::Write as _;
     let s = |p: &[&str]| super::text::str_of(v, p).unwrap_or_else(|| "?".into());
     let mut o = String::new();
-    let _ = writeln!(o, "{} from {node}: {}", s(&["task_id"]), s(&["status"]));
+    let _ = writeln!(o, "{id} from {node}: {}", s(&["status"]));
     if let Some(p) = problems.first() {
         let _ = writeln!(
             o,
-            "! the published files do not verify ({} problem(s), first: {}); `rxnode results verify {}` names them",
+            "! the published files do not verify ({} problem(s), first: {}); `rxnode results verify {id}` names them",
             problems.len(),
             super::text::shown(p, 200),
-            s(&["task_id"])
         );
     }
     o.push('\n');

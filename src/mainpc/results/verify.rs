@@ -57,7 +57,7 @@ pub(super) fn verify_one(
         }
         check_task(
             repo,
-            &fetched.ctx.source.task_path,
+            &fetched.posted,
             &fetched.ctx.source.branch,
             f,
             &j,
@@ -78,56 +78,39 @@ pub(super) fn verify_one(
 }
 
 /// The task a result answers, as the main PC's clone holds it at the result's
-/// `source_commit` (the commit the node ran): it must be a task with the result's
-/// ID, and when it names `TARGET_NODES` the result's node must be one of them. A
-/// peer's result copied under another task's ID, or a result for a task that was
-/// not for its node, fails here. A result with no `source_commit` (a dry run), a
-/// commit this clone does not have, or a commit without a task (a regular file
-/// within the task size bound) at this clone's task path is not judged by it.
+/// `source_commit` (the commit the node ran): that commit must be on the watched
+/// branch as this clone has it, holding a task with the result's ID, and when the
+/// task names `TARGET_NODES` the result's node must be one of them. A result with
+/// no `source_commit`, a commit this clone does not have (a made-up one, or one
+/// the watched branch got after this clone's last fetch), a commit only a results
+/// branch carried (a peer's own), or one without that task at this clone's task
+/// path cannot be tied to a task the main PC posted: not verified, the commit and
+/// the fix named. A peer's result copied under another task's ID, or a result for
+/// a task that was not for its node, fails here too.
 fn check_task(
     repo: &Repository,
-    task_path: &str,
+    posted: &super::posted::Posted,
     branch: &str,
     f: &Found,
     j: &Value,
     problems: &mut Vec<String>,
 ) {
-    let Some(commit) = j.get("source_commit").and_then(Value::as_str) else {
+    if !j.is_object() {
+        // Not JSON: the validator says so; there is no `source_commit` to read.
         return;
-    };
-    let Some(tree) = Oid::from_str(commit)
-        .ok()
-        .and_then(|c| repo.find_commit(c).ok())
-        .and_then(|c| c.tree().ok())
-    else {
-        return;
-    };
-    // The commit is named by the result (a peer's word): its task path may hold
-    // anything, so its size is read from the object header before it is loaded;
-    // past the task size bound no node ran it as a task.
-    let Some(blob) = tree
-        .get_path(std::path::Path::new(task_path))
-        .ok()
-        .filter(|e| e.kind() == Some(ObjectType::Blob))
-        .filter(|e| {
-            repo.odb()
-                .and_then(|odb| odb.read_header(e.id()))
-                .is_ok_and(|(size, _)| size <= rxnode_interlock::MAX_TASK_BYTES)
-        })
-        .and_then(|e| repo.find_blob(e.id()).ok())
-    else {
-        return;
-    };
-    let at = format!("{task_path} at the result's source_commit {commit}");
-    match rxnode_interlock::lenient_task_id(blob.content()) {
-        // Not a task at all there: nothing to judge the result by.
-        None => return,
-        Some(id) if id.as_str() == f.task_id => {}
-        Some(id) => problems.push(format!(
-            "{}/{RESULT_JSON}: {at} is task {id}, not task {}: the result does not answer the task it is filed under",
-            f.path, f.task_id
-        )),
     }
+    let commit = j.get("source_commit").and_then(Value::as_str);
+    if let Some(why) = posted.untied(repo, commit, &f.task_id) {
+        return problems.push(format!("{}/{RESULT_JSON}: {why}", f.path));
+    }
+    let Ok(blob) = posted.task_at(repo, commit) else {
+        return;
+    };
+    let at = format!(
+        "{} at the result's source_commit {}",
+        posted.task_path(),
+        commit.unwrap_or("?")
+    );
     // Its node list, from the task as a node would have read it.
     let Ok(task) = crate::validate::check(blob.content(), branch) else {
         return;

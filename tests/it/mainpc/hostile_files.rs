@@ -357,12 +357,10 @@ fn a_results_folder_naming_the_same_folders_over_and_over_is_refused_at_the_read
     assert!(!html.join("index.html").exists(), "a page was written");
 }
 
-/// A peer files LAB-A's published result of one task as the result of TG1, a
-/// task the main PC wrote for LAB-B only, with every hash (the Markdown's JSON
-/// hash, LOG_META) made consistent: `results verify TG1` fails it, naming the
-/// task its `source_commit` holds, and the node the task was for.
-#[test]
-fn a_result_filed_under_another_task_or_node_fails_verify() {
+/// A peer (its clone of `rx-node` in `peer`) copies LAB-A's published result of
+/// CLK_1 as the result of task `to`, `edit` changing its JSON, with every hash
+/// (the Markdown's JSON hash, LOG_META) made consistent, and pushes it to `rx-node`.
+fn peer_copies_result(peer: &Path, to: &str, edit: &dyn Fn(&mut Value)) {
     use sha2::{Digest, Sha256};
     let hex = |b: &[u8]| {
         Sha256::digest(b)
@@ -370,52 +368,63 @@ fn a_result_filed_under_another_task_or_node_fails_verify() {
             .map(|x| format!("{x:02x}"))
             .collect::<String>()
     };
+    let (from, to_dir) = (
+        peer.join("rx-results/CLK_1/LAB-A"),
+        peer.join(format!("rx-results/{to}/LAB-A")),
+    );
+    std::fs::create_dir_all(&to_dir).unwrap();
+    let mut v: Value =
+        serde_json::from_slice(&std::fs::read(from.join("RX_RESULT.json")).unwrap()).unwrap();
+    v["task_id"] = to.into();
+    edit(&mut v);
+    let js = serde_json::to_string_pretty(&v).unwrap() + "\n";
+    let md = std::fs::read_to_string(from.join("RX_RESULT.md"))
+        .unwrap()
+        .replace("CLK_1", to);
+    let (at, end) = (md.find("json_sha256=").unwrap() + 12, md.len());
+    let tail_at = md[at..end].find(|c: char| !c.is_ascii_hexdigit()).unwrap() + at;
+    let md = format!("{}{}{}", &md[..at], hex(js.as_bytes()), &md[tail_at..]);
+    let mut meta: Value =
+        serde_json::from_slice(&std::fs::read(from.join("LOG_META.json")).unwrap()).unwrap();
+    meta["task_id"] = to.into();
+    for e in meta["files"].as_array_mut().unwrap() {
+        let body = if e["name"] == "RX_RESULT.md" {
+            &md
+        } else {
+            &js
+        };
+        e["bytes"] = body.len().into();
+        e["sha256"] = hex(body.as_bytes()).into();
+    }
+    std::fs::write(to_dir.join("RX_RESULT.json"), &js).unwrap();
+    std::fs::write(to_dir.join("RX_RESULT.md"), &md).unwrap();
+    std::fs::write(
+        to_dir.join("LOG_META.json"),
+        serde_json::to_string_pretty(&meta).unwrap() + "\n",
+    )
+    .unwrap();
+    git(peer, &["add", "-A"]);
+    git(peer, &["commit", "-qm", "peer"]);
+    git(peer, &["push", "-q", "origin", "rx-node"]);
+}
+
+/// A peer files LAB-A's published result of one task as the result of TG1, a
+/// task the main PC wrote for LAB-B only, with every hash (the Markdown's JSON
+/// hash, LOG_META) made consistent: `results verify TG1` fails it, naming the
+/// task its `source_commit` holds, and the node the task was for.
+#[test]
+fn a_result_filed_under_another_task_or_node_fails_verify() {
     let lab = published("CLK_1");
     lab.post("TG1", &["--node", "LAB-B"]);
     let peer = lab.clone_rx_node("peer");
+    let tg1 = git(&lab.main, &["rev-parse", "HEAD"]).trim().to_owned();
     for retarget in [false, true] {
-        let (from, to) = (
-            peer.join("rx-results/CLK_1/LAB-A"),
-            peer.join("rx-results/TG1/LAB-A"),
-        );
-        std::fs::create_dir_all(&to).unwrap();
-        let mut v: Value =
-            serde_json::from_slice(&std::fs::read(from.join("RX_RESULT.json")).unwrap()).unwrap();
-        v["task_id"] = "TG1".into();
         // Pointed at the commit that holds TG1 itself, the ID agrees, the node does not.
-        if retarget {
-            v["source_commit"] = git(&lab.main, &["rev-parse", "HEAD"]).trim().into();
-        }
-        let js = serde_json::to_string_pretty(&v).unwrap() + "\n";
-        let md = std::fs::read_to_string(from.join("RX_RESULT.md"))
-            .unwrap()
-            .replace("CLK_1", "TG1");
-        let (at, end) = (md.find("json_sha256=").unwrap() + 12, md.len());
-        let tail_at = md[at..end].find(|c: char| !c.is_ascii_hexdigit()).unwrap() + at;
-        let md = format!("{}{}{}", &md[..at], hex(js.as_bytes()), &md[tail_at..]);
-        let mut meta: Value =
-            serde_json::from_slice(&std::fs::read(from.join("LOG_META.json")).unwrap()).unwrap();
-        meta["task_id"] = "TG1".into();
-        for e in meta["files"].as_array_mut().unwrap() {
-            let body = if e["name"] == "RX_RESULT.md" {
-                &md
-            } else {
-                &js
-            };
-            e["bytes"] = body.len().into();
-            e["sha256"] = hex(body.as_bytes()).into();
-        }
-        std::fs::write(to.join("RX_RESULT.json"), &js).unwrap();
-        std::fs::write(to.join("RX_RESULT.md"), &md).unwrap();
-        std::fs::write(
-            to.join("LOG_META.json"),
-            serde_json::to_string_pretty(&meta).unwrap() + "\n",
-        )
-        .unwrap();
-        git(&peer, &["add", "-A"]);
-        git(&peer, &["commit", "-qm", "peer"]);
-        git(&peer, &["push", "-q", "origin", "rx-node"]);
-
+        peer_copies_result(&peer, "TG1", &|v| {
+            if retarget {
+                v["source_commit"] = tg1.as_str().into();
+            }
+        });
         let out = rxnode(&lab.main, &["results", "verify", "TG1"], "");
         let all = show(&out);
         assert_eq!(out.status.code(), Some(2), "{all}");
@@ -428,4 +437,120 @@ fn a_result_filed_under_another_task_or_node_fails_verify() {
     }
     // The result it was copied from still verifies.
     expect_exit!(rxnode(&lab.main, &["results", "verify", "CLK_1"], ""), 0);
+}
+
+/// A peer files results of tasks the main PC never posted, every hash
+/// consistent: one whose `source_commit` is made up (not in the main PC's
+/// clone), and one whose `source_commit` is a commit the peer made itself,
+/// holding that task, pushed on a results branch of its own (so in the clone,
+/// but not on the watched branch). Neither verifies (exit 2, the commit and the
+/// fix named); the listing, `results nodes` and the HTML report flag them too.
+#[test]
+fn a_result_whose_source_commit_is_no_posted_task_is_not_verified() {
+    let lab = published("CLK_1");
+    let peer = lab.clone_rx_node("peer");
+    peer_copies_result(&peer, "FAKE1", &|v| {
+        v["source_commit"] = "1234567890abcdef1234567890abcdef12345678".into();
+    });
+    // The peer's own commit holding task FAKE2, on a branch the main PC fetches.
+    git(&peer, &["checkout", "-q", "--orphan", "zz"]);
+    git(&peer, &["rm", "-rqf", "."]);
+    let task = std::fs::read_to_string(lab.main.join(TASK_PATH))
+        .unwrap()
+        .replace("CLK_1", "FAKE2");
+    std::fs::create_dir_all(peer.join(TASK_PATH).parent().unwrap()).unwrap();
+    std::fs::write(peer.join(TASK_PATH), task).unwrap();
+    git(&peer, &["add", "-A"]);
+    git(&peer, &["commit", "-qm", "made up"]);
+    git(
+        &peer,
+        &["push", "-q", "origin", "HEAD:refs/heads/rx-results/ZZ"],
+    );
+    let made_up = git(&peer, &["rev-parse", "HEAD"]).trim().to_owned();
+    git(&peer, &["checkout", "-q", "rx-node"]);
+    peer_copies_result(&peer, "FAKE2", &|v| {
+        v["source_commit"] = made_up.as_str().into();
+    });
+    for (id, why) in [
+        ("FAKE1", "source_commit 1234567890abcdef1234567890abcdef12345678 is not in this clone: the result cannot be tied to a task posted on"),
+        ("FAKE2", &format!("source_commit {made_up} is on no branch this clone has of")),
+    ] {
+        let out = rxnode(&lab.main, &["results", "verify", id], "");
+        let all = show(&out);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(all.contains(why) && all.contains("git fetch origin"), "{all}");
+        assert!(!all.contains("OK   "), "{all}");
+    }
+    let out = rxnode(&lab.main, &["--json", "results", "--no-fetch"], "");
+    expect_exit!(out, 0);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in v["results"].as_array().unwrap() {
+        let tied = r["problems"].as_array().unwrap().iter().all(|p| {
+            !p.as_str()
+                .unwrap()
+                .starts_with("not tied to a task the main PC posted")
+        });
+        assert_eq!(tied, r["task_id"] == "CLK_1", "{r}");
+    }
+    let out = rxnode(&lab.main, &["results", "nodes", "--no-fetch"], "");
+    assert!(
+        stdout(&out).contains("! last result FAKE"),
+        "{}",
+        show(&out)
+    );
+    let html = lab.root.path().join("site");
+    let out = rxnode(
+        &lab.main,
+        &[
+            "--json",
+            "results",
+            "report",
+            "--no-fetch",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        "",
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["unverified"], 2, "{}", show(&out));
+    // The real result still verifies.
+    expect_exit!(rxnode(&lab.main, &["results", "verify", "CLK_1"], ""), 0);
+}
+
+/// A peer files an untouched copy of LAB-A's result of CLK_1 under X2 (its JSON
+/// still says CLK_1): `results show X2` names the page X2 and points at
+/// `results verify X2`, which fails it, never at `results verify CLK_1`, which
+/// checks the genuine result and prints OK.
+#[test]
+fn results_show_of_a_copied_result_points_verify_at_the_folder_it_is_filed_under() {
+    let lab = published("CLK_1");
+    let peer = lab.clone_rx_node("peer");
+    let (from, to) = (
+        peer.join("rx-results/CLK_1/LAB-A"),
+        peer.join("rx-results/X2/LAB-A"),
+    );
+    std::fs::create_dir_all(&to).unwrap();
+    for n in ["RX_RESULT.json", "RX_RESULT.md", "LOG_META.json"] {
+        std::fs::copy(from.join(n), to.join(n)).unwrap();
+    }
+    git(&peer, &["add", "-A"]);
+    git(
+        &peer,
+        &[
+            "commit",
+            "-qm",
+            "rx-results: X2\n\nTask: X2\nNode-Name: LAB-A",
+        ],
+    );
+    git(&peer, &["push", "-q", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["results", "show", "X2"], "");
+    expect_exit!(out, 0);
+    let text = stdout(&out);
+    assert!(text.starts_with("X2 from LAB-A: "), "{text}");
+    assert!(
+        text.contains("`rxnode results verify X2` names them") && !text.contains("verify CLK_1"),
+        "{text}"
+    );
+    let out = rxnode(&lab.main, &["results", "verify", "X2", "--no-fetch"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 }

@@ -6,12 +6,18 @@ use super::*;
 #[test]
 fn a_push_lists_every_result_it_takes_and_verify_names_what_a_commit_carried() {
     let fx = Fixture::new();
+    // Each task posted by the main PC: `results verify` ties a result to the
+    // commit holding its task on the watched branch.
+    let posted: Vec<(&str, String)> = ["CAR_A", "CAR_B", "CAR_P"]
+        .into_iter()
+        .map(|id| (id, fx.post(id, "RX_RESULT_ONLY")))
+        .collect();
     let co = fx.checkout("rx1");
     let peer = fx.checkout("rx2");
-    for id in ["CAR_A", "CAR_B"] {
-        fx.outbox(&co, id, "RX_RESULT_ONLY");
+    for (id, commit) in &posted {
+        let at = if *id == "CAR_P" { &peer } else { &co };
+        fx.outbox_at(at, id, "RX_RESULT_ONLY", commit);
     }
-    fx.outbox(&peer, "CAR_P", "RX_RESULT_ONLY");
     // CAR_A is published here without --push: it stays on the local rx-node.
     let out = publish(&co, "CAR_A", false, Some("PUBLISH CAR_A\n"));
     expect_exit!(out, 0);
