@@ -279,6 +279,26 @@ class Replay {
                                      " (rxnode analyze refuses it too)");
         };
         const size_t end = valueEnd(meta, p);
+        if (p < meta.size() && meta[p] == '{' && end != std::string::npos) {
+            // The form before SigMF 1.0: namespace -> "optional" or "required" (the meta is
+            // JSON, checked: a key, ':', a value, then ',' or '}').
+            for (size_t i = p + 1; i < end;) {
+                while (i < end && (std::isspace((unsigned char)meta[i]) || meta[i] == ',')) i++;
+                if (i >= end - 1 || meta[i] != '"') break;
+                const size_t k = valueEnd(meta, i);
+                size_t v = meta.find(':', k) + 1;
+                while (v < end && std::isspace((unsigned char)meta[v])) v++;
+                const size_t ve = valueEnd(meta, v);
+                if (k == std::string::npos || ve == std::string::npos) break;
+                if (meta.compare(v, ve - v, "\"optional\"") != 0)
+                    refuse("core:extensions names the extension " + meta.substr(i, k - i) + " as " +
+                           meta.substr(v, ve - v) + ", not \"optional\"; SigMF says a reader that "
+                           "does not support it must not read the recording, and rxsim supports "
+                           "no extension");
+                i = ve;
+            }
+            return;
+        }
         if (p >= meta.size() || meta[p] != '[' || end == std::string::npos)
             refuse("core:extensions is not a list of extensions");
         size_t i = p + 1, k = 0;

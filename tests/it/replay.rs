@@ -692,7 +692,7 @@ fn a_replay_refuses_a_meta_that_analyze_refuses() {
     let d = lab.dir.path();
     let data = tone_cf32();
     let plain = meta_json("", r#", "core:frequency": 100e6"#);
-    let cases: [(&str, String, &str); 7] = [
+    let cases: [(&str, String, &str); 9] = [
         ("json", plain.clone(), ""),
         (
             "hexrate",
@@ -725,6 +725,23 @@ fn a_replay_refuses_a_meta_that_analyze_refuses() {
                 r#", "core:frequency": 100e6"#,
             ),
             r#"core:extensions[0] declares the extension "acme""#,
+        ),
+        // The form before SigMF 1.0: namespace → "optional" or "required".
+        (
+            "ext0",
+            meta_json(
+                r#""core:extensions": {"antenna": "optional", "acme": "required"},"#,
+                r#", "core:frequency": 100e6"#,
+            ),
+            r#"core:extensions names the extension "acme" as "required", not "optional""#,
+        ),
+        (
+            "json0",
+            meta_json(
+                r#""core:extensions": {"antenna": "optional"},"#,
+                r#", "core:frequency": 100e6"#,
+            ),
+            "",
         ),
     ];
     for (name, meta, refused) in cases {

@@ -412,6 +412,28 @@ fn refuse_required_extensions(
     let list = match extensions {
         None => return Ok(()),
         Some(Lenient::Valid(list)) => list,
+        // The form of SigMF before 1.0: an object of namespace → "optional" or "required".
+        Some(Lenient::Other(v)) if v.is_object() => {
+            let named = std::collections::BTreeMap::<String, serde_json::Value>::deserialize(v)
+                .unwrap_or_default();
+            return match named
+                .iter()
+                .find(|(_, how)| how.as_str() != Some("optional"))
+            {
+                None => Ok(()),
+                Some((name, how)) => Err(bad(
+                    meta_path,
+                    format!(
+                        "core:extensions names the extension \"{}\" as {}, not \"optional\": \
+                         a reader that does not support it must not read the recording (it may \
+                         change what the samples mean), and rxnode supports no extension but \
+                         its own",
+                        rxnode_interlock::escaped(name),
+                        shown(how)
+                    ),
+                )),
+            };
+        }
         Some(Lenient::Other(v)) => {
             return Err(bad(
                 meta_path,
@@ -685,6 +707,13 @@ mod tests {
         );
         let e = with(serde_json::json!([{"name": "acme", "version": "1"}])).unwrap_err();
         assert!(e.contains("core:extensions[0] {"), "{e}");
+        // The form before SigMF 1.0: namespace → "optional" or "required".
+        assert_eq!(with(serde_json::json!({"antenna": "optional"})), Ok(()));
+        let e = with(serde_json::json!({"antenna": "optional", "acme": "required"})).unwrap_err();
+        assert!(
+            e.contains(r#"core:extensions names the extension "acme" as "required""#),
+            "{e}"
+        );
         let e = with(serde_json::json!("antenna")).unwrap_err();
         assert!(
             e.contains(r#"core:extensions "antenna" is not a list"#),
