@@ -17,7 +17,11 @@
 // does), and the centre is never made up: a recording whose capture segments state no
 // core:frequency needs replay_freq=F (an annotation's keys are not its tuning), one where
 // some state it and others do not is refused as analyze refuses it, and a replay_freq that
-// disagrees with the meta's is refused.
+// disagrees with the meta's is refused. The meta's text must first be JSON as analyze reads
+// it (json_check.hpp): a byte order mark, a number JSON does not have (`0x1A`, `Infinity`),
+// a key named twice in an object or any other syntax error is refused naming where. An
+// extension declared "optional": false in core:extensions (rxnode's own aside) is refused
+// naming it, as analyze refuses it.
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "json_check.hpp"
 #include "sha512.hpp"
 
 namespace rxsim {
@@ -69,7 +74,14 @@ class Replay {
             data = stem + data_ext;
             meta_ = stem + meta_ext;
             std::string meta = readAll(meta_);
+            // One rule for the meta's text, analyze's: JSON (json_check.hpp), checked whole
+            // before any key of it is read by the looks below.
+            const std::string notJson = JsonCheck::check(meta);
+            if (!notJson.empty())
+                throw std::runtime_error("rxsim: replay " + meta_ + ": " + notJson +
+                                         " (rxnode analyze refuses it too)");
             refuseTwice(meta, meta_);
+            refuseRequiredExtensions(meta, meta_);
             format = jsonString(meta, "core:datatype");
             rate_ = jsonNumber(meta, "core:sample_rate", 0.0);
             if (format.empty() || !(rate_ > 0.0))
@@ -254,6 +266,63 @@ class Replay {
             for (double v : jsonNumbers(meta, key))
                 if (v != 0.0) refuse(key, "is not 0");
         if (!jsonString(meta, "core:dataset").empty()) refuse("core:dataset", "names the data file");
+    }
+    // core:extensions: an extension declared "optional": false must be supported to read
+    // the recording (SigMF 1.2; it may change what the samples mean). rxsim, as analyze,
+    // supports only rxnode's own: another is refused naming it, and so is an entry that does
+    // not say it is optional.
+    static void refuseRequiredExtensions(const std::string &meta, const std::string &name) {
+        const size_t p = valueAt(meta, "core:extensions");
+        if (p == std::string::npos) return;
+        auto refuse = [&](const std::string &why) {
+            throw std::runtime_error("rxsim: replay " + name + ": " + why +
+                                     " (rxnode analyze refuses it too)");
+        };
+        const size_t end = valueEnd(meta, p);
+        if (p < meta.size() && meta[p] == '{' && end != std::string::npos) {
+            // The form before SigMF 1.0: namespace -> "optional" or "required" (the meta is
+            // JSON, checked: a key, ':', a value, then ',' or '}').
+            for (size_t i = p + 1; i < end;) {
+                while (i < end && (std::isspace((unsigned char)meta[i]) || meta[i] == ',')) i++;
+                if (i >= end - 1 || meta[i] != '"') break;
+                const size_t k = valueEnd(meta, i);
+                size_t v = meta.find(':', k) + 1;
+                while (v < end && std::isspace((unsigned char)meta[v])) v++;
+                const size_t ve = valueEnd(meta, v);
+                if (k == std::string::npos || ve == std::string::npos) break;
+                if (meta.compare(v, ve - v, "\"optional\"") != 0)
+                    refuse("core:extensions names the extension " + meta.substr(i, k - i) + " as " +
+                           meta.substr(v, ve - v) + ", not \"optional\"; SigMF says a reader that "
+                           "does not support it must not read the recording, and rxsim supports "
+                           "no extension");
+                i = ve;
+            }
+            return;
+        }
+        if (p >= meta.size() || meta[p] != '[' || end == std::string::npos)
+            refuse("core:extensions is not a list of extensions");
+        size_t i = p + 1, k = 0;
+        for (;;) {
+            while (i < end && meta[i] != '{' && meta[i] != ']') {
+                if (meta[i] != ',' && !std::isspace((unsigned char)meta[i]))
+                    refuse("core:extensions[" + std::to_string(k) + "] is not an extension");
+                i++;
+            }
+            if (i >= end || meta[i] == ']') break;
+            const size_t e = valueEnd(meta, i);
+            if (e == std::string::npos || e > end) break;
+            const std::string ext = meta.substr(i, e - i);
+            const std::string extName = jsonString(ext, "name");
+            const size_t opt = valueAt(ext, "optional");
+            const bool optional = opt != std::string::npos && ext.compare(opt, 4, "true") == 0;
+            if (!optional && extName != "rxnode")
+                refuse("core:extensions[" + std::to_string(k) + "] declares the extension \"" +
+                       extName + "\" without \"optional\": true; SigMF says a reader that does "
+                       "not support it must not read the recording (it may change what the "
+                       "samples mean), and rxsim supports no extension");
+            i = e;
+            k++;
+        }
     }
     // A file that is no raw recording but a container rxnode analyze reads, whose headers
     // a raw replay would stream as samples (and shift every sample after them: a WAV's

@@ -677,3 +677,105 @@ fn a_replay_refuses_a_meta_too_large_to_read_whole() {
         show(&out)
     );
 }
+
+/// A replay reads its SigMF meta by the rule `analyze` reads it by, JSON: a meta
+/// `analyze` refuses is refused when the radio is made, naming what is wrong, never read
+/// by a laxer look for its keys. `core:sample_rate` written `0x1E8480` (a number to C's
+/// strtod, 2 MS/s, none to JSON) was replayed at 2 MS/s, PASS; so was a centre written
+/// `0x5F5E100` (100 MHz), a meta with a UTF-8 byte order mark, an annotation edge of
+/// `Infinity`, a second document after the meta and an extension rxnode does not know
+/// declared `"optional": false`. The same meta written as JSON replays (its tone where it
+/// was recorded) and reads in `analyze`.
+#[test]
+fn a_replay_refuses_a_meta_that_analyze_refuses() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    let plain = meta_json("", r#", "core:frequency": 100e6"#);
+    let cases: [(&str, String, &str); 9] = [
+        ("json", plain.clone(), ""),
+        (
+            "hexrate",
+            plain.replace("2000000", "0x1E8480"),
+            r#"the value of "core:sample_rate" is not JSON"#,
+        ),
+        (
+            "hexfreq",
+            plain.replace("100e6", "0x5F5E100"),
+            r#"the value of "core:frequency" is not JSON"#,
+        ),
+        ("bom", format!("\u{feff}{plain}"), "byte order mark (BOM"),
+        (
+            "inf",
+            plain.replace(
+                r#""annotations": []"#,
+                r#""annotations": [{"core:sample_start": 0, "core:freq_lower_edge": Infinity}]"#,
+            ),
+            r#"the value of "core:freq_lower_edge" is not JSON"#,
+        ),
+        (
+            "two",
+            format!("{plain}\n{plain}"),
+            "text after the JSON document",
+        ),
+        (
+            "ext",
+            meta_json(
+                r#""core:extensions": [{"name": "acme", "version": "2.1.0", "optional": false}],"#,
+                r#", "core:frequency": 100e6"#,
+            ),
+            r#"core:extensions[0] declares the extension "acme""#,
+        ),
+        // The form before SigMF 1.0: namespace → "optional" or "required".
+        (
+            "ext0",
+            meta_json(
+                r#""core:extensions": {"antenna": "optional", "acme": "required"},"#,
+                r#", "core:frequency": 100e6"#,
+            ),
+            r#"core:extensions names the extension "acme" as "required", not "optional""#,
+        ),
+        (
+            "json0",
+            meta_json(
+                r#""core:extensions": {"antenna": "optional"},"#,
+                r#", "core:frequency": 100e6"#,
+            ),
+            "",
+        ),
+    ];
+    for (name, meta, refused) in cases {
+        let m = d.join(format!("{name}.sigmf-meta"));
+        std::fs::write(&m, meta).unwrap();
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
+        let analysed = run_fed(lab.rxnode().args(["analyze", m.to_str().unwrap()]), b"");
+        let out = plain_capture(&lab, &format!("replay={}", m.display()), "100M");
+        if refused.is_empty() {
+            assert_eq!(analysed.status.code(), Some(0), "{}", show(&analysed));
+            assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+            let c = parsed(&out);
+            assert!(
+                c.peaks
+                    .iter()
+                    .any(|p| (p.frequency_hz - 100.1e6).abs() < 2e3),
+                "{}",
+                show(&out)
+            );
+            continue;
+        }
+        assert_eq!(
+            analysed.status.code(),
+            Some(2),
+            "{name}: {}",
+            show(&analysed)
+        );
+        assert_ne!(out.status.code(), Some(0), "{name}: {}", show(&out));
+        // The error as JSON (`--json`): its quotes escaped.
+        let said = text(&out.stderr).replace("\\\"", "\"");
+        assert!(
+            said.contains(refused) && said.contains("(rxnode analyze refuses it too)"),
+            "{name}: {refused}: {}",
+            show(&out)
+        );
+    }
+}

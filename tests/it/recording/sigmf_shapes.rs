@@ -40,13 +40,14 @@ fn write_shapes(dir: &Path) -> Vec<Shape> {
 /// refused naming the key without it) and a `cf32` without its byte order
 /// (little-endian, as the `sigmf` package reads it) are read with the
 /// tone where it was written and every sample (header and footer bytes are not
-/// samples); `core:metadata_only`, a `core:dataset` with a path and headers past the
-/// end of the data are refused naming the key.
+/// samples); `core:metadata_only`, a `core:dataset` with a path, headers past the
+/// end of the data and an unknown extension declared not optional are refused naming
+/// the key.
 #[test]
 fn sigmf_shapes_of_public_captures_read_back_or_are_refused_by_key() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let shapes = write_shapes(dir.path());
-    assert_eq!(shapes.len(), 10, "{shapes:?}");
+    assert_eq!(shapes.len(), 11, "{shapes:?}");
     for s in &shapes {
         let mut args = vec!["analyze", s.path.as_str()];
         args.extend(s.args.iter().map(String::as_str));

@@ -231,7 +231,7 @@ pub struct Global {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub extensions: Option<Lenient<Vec<Extension>>>,
+    pub extensions: Option<Lenient<Vec<Lenient<Extension>>>>,
     /// `core:dataset`: the data file of a Non-Conforming Dataset, next to the meta.
     #[serde(
         rename = "core:dataset",

@@ -3,7 +3,7 @@
 //! byte ranges of the dataset that hold samples.
 use super::{bad, io, DataRange};
 use crate::error::Result;
-use crate::iq::sigmf::{Capture, Lenient, SigmfMeta};
+use crate::iq::sigmf::{Capture, Extension, Lenient, SigmfMeta};
 use crate::iq::Datatype;
 use rxnode_interlock::Quantity;
 use serde::Deserialize;
@@ -42,17 +42,35 @@ pub(super) fn read_meta(meta_path: &Path) -> Result<String> {
         Some(n) => super::not_regular(meta_path, n.kind),
         None => io(meta_path)(e),
     })?;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     f.take(META_MAX_BYTES + 1)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(io(meta_path))?;
-    if text.len() as u64 > META_MAX_BYTES {
+    if bytes.len() as u64 > META_MAX_BYTES {
         return Err(bad(
             meta_path,
             format!("SigMF meta is larger than {META_MAX_BYTES} bytes"),
         ));
     }
-    Ok(text)
+    meta_text(bytes).map_err(|why| bad(meta_path, format!("SigMF meta {why}")))
+}
+
+/// A meta's bytes as text: UTF-8, as JSON is exchanged (RFC 8259 §8.1). A UTF-16
+/// file (an editor's "Unicode") is named by its byte order mark; the error completes
+/// "SigMF meta …".
+fn meta_text(bytes: Vec<u8>) -> std::result::Result<String, String> {
+    if let Some(enc) = rxnode_interlock::utf16_bom(&bytes) {
+        return Err(format!(
+            "is {enc} (it starts with that byte order mark); JSON is UTF-8: save it as \
+             UTF-8 without a byte order mark"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "is not UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// A SigMF archive (a tar holding one `.sigmf-meta` and its `.sigmf-data`): the
@@ -80,13 +98,15 @@ pub(super) fn archived(path: &Path) -> Result<(String, DataRange)> {
                         ),
                     ));
                 }
-                let mut text = String::new();
-                entry.read_to_string(&mut text).map_err(|e| {
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).map_err(|e| {
                     bad(
                         path,
                         format!("{} in the archive is unreadable: {e}", name.display()),
                     )
                 })?;
+                let text = meta_text(bytes)
+                    .map_err(|why| bad(path, format!("{} in the archive {why}", name.display())))?;
                 metas.push((name, text));
             }
             Some("sigmf-data") => {
@@ -135,6 +155,16 @@ pub(super) fn archived(path: &Path) -> Result<(String, DataRange)> {
 /// different centre frequencies, or a header inside the data
 /// (docs/operator.md#analysing-a-recording). Keys it does not know are left alone.
 pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
+    // JSON text has no byte order mark (RFC 8259 §8.1) and the `sigmf` package refuses
+    // one ("Unexpected UTF-8 BOM"): refused naming it, as it is invisible in an editor.
+    if text.starts_with('\u{feff}') {
+        return Err(bad(
+            meta_path,
+            "SigMF meta starts with a UTF-8 byte order mark (BOM, the bytes EF BB BF, as \
+             some Windows editors save): JSON has none and the sigmf package refuses it too; \
+             save it as UTF-8 without a BOM",
+        ));
+    }
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         bad(
             meta_path,
@@ -183,6 +213,7 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
                 ),
             )
         })?;
+    refuse_required_extensions(meta_path, global.extensions.as_ref())?;
     // Optional in SigMF: a recording without it needs the rate given.
     let rate = match &global.sample_rate {
         None => None,
@@ -359,6 +390,95 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
     })
 }
 
+/// The extension namespaces this reader supports: its own.
+const KNOWN_EXTENSIONS: [&str; 1] = ["rxnode"];
+
+/// `core:extensions`: an extension declared `"optional": false` must be supported to
+/// parse the recording, and a reader that does not support it should report an error
+/// (SigMF 1.2): it may change what the samples mean. One rxnode does not know is
+/// refused naming it, as is an entry that does not say whether it is optional; an
+/// optional one is left alone (docs/operator.md#analysing-a-recording).
+fn refuse_required_extensions(
+    meta_path: &Path,
+    extensions: Option<&Lenient<Vec<Lenient<Extension>>>>,
+) -> Result<()> {
+    // The value as written, its first 80 characters.
+    let shown = |v: &serde_json::Value| {
+        let t = v.to_string();
+        let cut: String = t.chars().take(80).collect();
+        let more = if cut.len() < t.len() { "…" } else { "" };
+        format!("{}{more}", rxnode_interlock::escaped(&cut))
+    };
+    let list = match extensions {
+        None => return Ok(()),
+        Some(Lenient::Valid(list)) => list,
+        // The form of SigMF before 1.0: an object of namespace → "optional" or "required".
+        Some(Lenient::Other(v)) if v.is_object() => {
+            let named = std::collections::BTreeMap::<String, serde_json::Value>::deserialize(v)
+                .unwrap_or_default();
+            return match named
+                .iter()
+                .find(|(_, how)| how.as_str() != Some("optional"))
+            {
+                None => Ok(()),
+                Some((name, how)) => Err(bad(
+                    meta_path,
+                    format!(
+                        "core:extensions names the extension \"{}\" as {}, not \"optional\": \
+                         a reader that does not support it must not read the recording (it may \
+                         change what the samples mean), and rxnode supports no extension but \
+                         its own",
+                        rxnode_interlock::escaped(name),
+                        shown(how)
+                    ),
+                )),
+            };
+        }
+        Some(Lenient::Other(v)) => {
+            return Err(bad(
+                meta_path,
+                format!(
+                    "core:extensions {} is not a list of extensions (each with name, version \
+                     and optional): whether a reader may ignore them is not known",
+                    shown(v)
+                ),
+            ))
+        }
+    };
+    for (i, e) in list.iter().enumerate() {
+        match e {
+            Lenient::Valid(e) if e.optional || KNOWN_EXTENSIONS.contains(&e.name.as_str()) => {}
+            Lenient::Valid(e) => {
+                return Err(bad(
+                    meta_path,
+                    format!(
+                        "core:extensions[{i}] declares the extension \"{}\" (version {}) with \
+                         \"optional\": false: SigMF says a reader that does not support it must \
+                         not read the recording (it may change what the samples mean), and rxnode \
+                         supports no extension but its own; if you know it changes nothing about \
+                         the samples' type, rate, centre, scale or order, mark it \"optional\": \
+                         true in a copy of the meta",
+                        rxnode_interlock::escaped(&e.name),
+                        rxnode_interlock::escaped(&e.version)
+                    ),
+                ))
+            }
+            Lenient::Other(v) => {
+                return Err(bad(
+                    meta_path,
+                    format!(
+                        "core:extensions[{i}] {} is not an extension (name and version, strings, \
+                         and optional, true or false): whether a reader may ignore it is not \
+                         known",
+                        shown(v)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Where a meta's JSON fails, as a reader can find it: the key whose value it was
 /// reading and the text there (JSON has no NaN or infinity, which some writers put).
 fn json_error_context(text: &str, e: &serde_json::Error) -> String {
@@ -501,6 +621,104 @@ mod tests {
         assert!(e.contains("core:dataset"), "{e}");
         let e = refusal(serde_json::json!({"global": {"core:datatype": "rf32_le"}}));
         assert!(e.contains("real-valued"), "{e}");
+    }
+
+    /// A meta saved with a byte order mark (UTF-8's, as some Windows editors save it, or
+    /// UTF-16's) is refused naming it, in a pair and inside an archive; the same text
+    /// without it reads.
+    #[test]
+    fn a_meta_with_a_byte_order_mark_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = r#"{"global": {"core:datatype": "ci8", "core:sample_rate": 1000000},
+            "captures": [{"core:sample_start": 0, "core:frequency": 100e6}]}"#;
+        std::fs::write(dir.path().join("r.sigmf-data"), [0u8; 200]).unwrap();
+        let p = dir.path().join("r.sigmf-meta");
+        let open = |bytes: &[u8]| {
+            std::fs::write(&p, bytes).unwrap();
+            IqReader::open(&p, None)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(open(meta.as_bytes()), Ok(()));
+        let mut bom = b"\xEF\xBB\xBF".to_vec();
+        bom.extend(meta.as_bytes());
+        let e = open(&bom).unwrap_err();
+        assert!(e.contains("byte order mark (BOM"), "{e}");
+        let mut utf16 = vec![0xFF, 0xFE];
+        utf16.extend(meta.encode_utf16().flat_map(u16::to_le_bytes));
+        let e = open(&utf16).unwrap_err();
+        assert!(e.contains("is UTF-16 little-endian"), "{e}");
+        // The same meta inside a .sigmf archive.
+        let mut tar = tar::Builder::new(Vec::new());
+        for (name, bytes) in [
+            ("r/r.sigmf-meta", &bom[..]),
+            ("r/r.sigmf-data", &[0u8; 200][..]),
+        ] {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            tar.append_data(&mut h, name, bytes).unwrap();
+        }
+        let a = dir.path().join("r.sigmf");
+        std::fs::write(&a, tar.into_inner().unwrap()).unwrap();
+        let e = IqReader::open(&a, None)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("byte order mark (BOM"), "{e}");
+    }
+
+    /// An extension declared `"optional": false` that rxnode does not know is refused
+    /// naming it (SigMF: a reader that does not support it must not read the
+    /// recording), as is an entry or a list that does not say whether it may be ignored;
+    /// an optional one, and rxnode's own, read.
+    #[test]
+    fn an_unknown_extension_that_is_not_optional_is_refused_naming_it() {
+        let with = |ext: serde_json::Value| {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("r.sigmf-meta");
+            let meta = serde_json::json!({"global": {"core:datatype": "ci8",
+                "core:sample_rate": 1e6, "core:extensions": ext}});
+            std::fs::write(&p, meta.to_string()).unwrap();
+            std::fs::write(dir.path().join("r.sigmf-data"), [0u8; 200]).unwrap();
+            IqReader::open(&p, None)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let ext = |name: &str, optional: bool| serde_json::json!({"name": name, "version": "1.0.0", "optional": optional});
+        assert_eq!(with(serde_json::json!([])), Ok(()));
+        assert_eq!(
+            with(serde_json::json!([
+                ext("antenna", true),
+                ext("rxnode", false)
+            ])),
+            Ok(())
+        );
+        let e = with(serde_json::json!([
+            ext("antenna", true),
+            ext("spatial", false)
+        ]))
+        .unwrap_err();
+        assert!(
+            e.contains(r#"core:extensions[1] declares the extension "spatial" (version 1.0.0)"#)
+                && e.contains(r#""optional": false"#),
+            "{e}"
+        );
+        let e = with(serde_json::json!([{"name": "acme", "version": "1"}])).unwrap_err();
+        assert!(e.contains("core:extensions[0] {"), "{e}");
+        // The form before SigMF 1.0: namespace → "optional" or "required".
+        assert_eq!(with(serde_json::json!({"antenna": "optional"})), Ok(()));
+        let e = with(serde_json::json!({"antenna": "optional", "acme": "required"})).unwrap_err();
+        assert!(
+            e.contains(r#"core:extensions names the extension "acme" as "required""#),
+            "{e}"
+        );
+        let e = with(serde_json::json!("antenna")).unwrap_err();
+        assert!(
+            e.contains(r#"core:extensions "antenna" is not a list"#),
+            "{e}"
+        );
     }
 
     /// A ci8 dataset of two segments: 3 header bytes, samples (1, 2) (3, 4), 5 header

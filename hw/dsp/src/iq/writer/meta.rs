@@ -56,11 +56,11 @@ pub(super) fn sigmf_meta(
     };
     if global.rxnode.clock.is_some() || !settings.is_empty() {
         // An extension namespace of our own, declared so SigMF readers know it.
-        global.extensions = Some(Lenient::Valid(vec![Extension {
+        global.extensions = Some(Lenient::Valid(vec![Lenient::Valid(Extension {
             name: "rxnode".into(),
             version: "1.0.0".into(),
             optional: true,
-        }]));
+        })]));
     }
     let capture = Capture {
         sample_start: Some(0.into()),
