@@ -197,6 +197,7 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     // The trust root and the state first (a refusal finishes nothing), then any
     // run that started and never finished (docs/protocol.md#interrupted-runs).
     report(&paths, &ctx.source)?;
+    crate::store::leftovers::clear_and_say(&paths);
     let interrupted = crate::result::finish_interrupted(&paths, &ctx.source.branch, "status");
     let mut r = report(&paths, &ctx.source)?;
     r.interrupted_runs = interrupted;

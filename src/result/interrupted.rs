@@ -13,7 +13,10 @@ use serde_json::Value;
 use std::path::Path;
 
 /// [`finish_interrupted`], each line said on stderr (for `run`, `watch`, `publish`).
+/// Temporary files of rxnode processes that were killed are removed first
+/// (`crate::store::leftovers`).
 pub(crate) fn finish_and_say(paths: &Paths, branch: &str, found_by: &str) {
+    crate::store::leftovers::clear_and_say(paths);
     for line in finish_interrupted(paths, branch, found_by) {
         note!("rxnode: interrupted run: {line}");
     }

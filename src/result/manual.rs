@@ -24,6 +24,40 @@ pub(crate) fn staging(outbox: &Path) -> std::path::PathBuf {
     outbox.with_file_name(format!(".tmp-{id}.mark-completed"))
 }
 
+/// Why the result of task `id` cannot be taken as it is because a `mark-completed
+/// --status` of it began and did not end: its staging folder ([`staging`]) is still
+/// there. A kill (SIGKILL, power loss) between the two moves into the outbox left
+/// the operator's `RX_RESULT.md` beside the approval's `RX_RESULT.json` (refused as
+/// files that disagree); a kill before them left the approval's `NOT RUN` pair, which
+/// is not what the operator said. Either way the fix is the same command again, which
+/// writes both files and removes the folder. `None` when there is no such folder; a
+/// `mark-completed` of the task at work right now (it holds the run lock) is said
+/// as such.
+pub(crate) fn interrupted_completion(
+    paths: &crate::store::paths::Paths,
+    id: &rxnode_interlock::TaskId,
+) -> Option<String> {
+    let folder = staging(&paths.outbox(id));
+    std::fs::symlink_metadata(&folder).ok()?;
+    let shown = format!(".local/rx_agent_outbox/.tmp-{id}.mark-completed");
+    if let Some(h) = crate::store::lock::run_holder(paths).filter(|h| {
+        crate::store::lock::holder_alive(h) && h.command == format!("mark-completed {id}")
+    }) {
+        return Some(format!(
+            "task {id}: `rxnode mark-completed {id}` is writing its result now ({} is held by {h}); \
+             nothing is published — publish it once that command has ended",
+            paths.run_lock().display()
+        ));
+    }
+    Some(format!(
+        "task {id}: a `rxnode mark-completed {id} --status …` did not finish (it was killed, or the \
+         machine lost power, before both result files were in place: {shown} is still there), so the \
+         outbox's result files are not the result you gave; nothing is taken from them — give \
+         `rxnode mark-completed {id} --status PASS|FAIL|PARTIAL|SKIP --note TEXT` again: it writes \
+         both files and removes that folder"
+    ))
+}
+
 /// Every file [`complete`] creates under the outbox folder, for the check that Git
 /// ignores each before it is created.
 pub(crate) fn files_created(outbox: &Path) -> Vec<std::path::PathBuf> {
@@ -238,6 +272,53 @@ mod tests {
         )
         .unwrap();
         assert!(folders.iter().all(|f| !f.exists()), "{folders:?}");
+        check_as_is(&outbox, d.path()).unwrap();
+    }
+
+    /// `mark-completed --status PASS` killed (SIGKILL, power loss) between moving
+    /// `RX_RESULT.md` and `RX_RESULT.json` into the outbox left the operator's
+    /// Markdown beside the approval's JSON, and `publish` refused it without naming
+    /// the fix. While the staging folder is there the task's result is refused
+    /// naming `mark-completed <ID> --status` again; that command writes both files
+    /// and removes the folder.
+    #[test]
+    fn a_mark_completed_killed_between_its_two_moves_is_refused_naming_the_command_again() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = crate::store::paths::Paths::new(d.path());
+        let id = rxnode_interlock::TaskId::parse("R_1").unwrap();
+        let outbox = paths.outbox(&id);
+        std::fs::create_dir_all(&outbox).unwrap();
+        let t = super::super::test_util::task(false);
+        write_result_files(&outbox, &RxResult::manual_skeleton(&t, "", None)).unwrap();
+        assert_eq!(interrupted_completion(&paths, &id), None);
+        // What the kill leaves: the staged pair, the Markdown already moved.
+        let folder = staging(&outbox);
+        std::fs::create_dir(&folder).unwrap();
+        let mut done = RxResult::manual_skeleton(&t, "", None);
+        done.checks = vec![Check::new("manual task", Status::Pass, "cable checked")];
+        done.status = overall_status(&done.checks);
+        write_result_files(&folder, &done).unwrap();
+        std::fs::rename(
+            folder.join(super::super::model::RESULT_MD),
+            outbox.join(super::super::model::RESULT_MD),
+        )
+        .unwrap();
+        assert!(check_as_is(&outbox, d.path()).is_err());
+        let why = interrupted_completion(&paths, &id).expect("refused");
+        assert!(
+            why.contains("rxnode mark-completed R_1 --status PASS|FAIL|PARTIAL|SKIP")
+                && why.contains(".tmp-R_1.mark-completed"),
+            "{why}"
+        );
+        complete(
+            &outbox,
+            d.path(),
+            ManualStatus::Pass,
+            Some("cable checked"),
+            "2026-01-01T12:00:00+00:00",
+        )
+        .unwrap();
+        assert_eq!(interrupted_completion(&paths, &id), None);
         check_as_is(&outbox, d.path()).unwrap();
     }
 

@@ -91,6 +91,22 @@ fn trailer(r: &RxResult, json_sha256: &str) -> String {
     )
 }
 
+/// The `json_sha256=` value of the Markdown's last `<!-- rxnode-result … -->`
+/// trailer line, when it is 64 lower-case hex digits: rxnode's own hash line, which
+/// the publication's secret scan must not take for a secret (whether it matches the
+/// JSON is the validator's check, and a mismatch is refused there).
+pub(crate) fn trailer_json_sha256(md: &str) -> Option<&str> {
+    let line = md
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("<!-- rxnode-result ") && l.ends_with(" -->"))?;
+    let v = line.split(" json_sha256=").nth(1)?.split(' ').next()?;
+    (v.len() == 64
+        && v.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    .then_some(v)
+}
+
 /// Render `RX_RESULT.md` from the value (the trailer hashes [`RxResult::to_json_bytes`]).
 pub(crate) fn render_markdown(r: &RxResult) -> String {
     render_markdown_for(r, &r.to_json_bytes())

@@ -39,9 +39,10 @@ pub(crate) use interrupted::{finish_and_say, finish_interrupted};
 pub use manual::ManualStatus;
 pub(crate) use manual::{
     check_as_is as check_manual_result, complete as complete_manual,
-    files_created as manual_files_created,
+    files_created as manual_files_created, interrupted_completion,
 };
 pub use markdown::markdown_for_result_json;
+pub(crate) use markdown::trailer_json_sha256;
 pub(crate) use model::Keep;
 #[cfg(test)]
 pub(crate) use model::NodeInfo;

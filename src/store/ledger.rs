@@ -150,10 +150,7 @@ impl Line {
 /// ([`mirror_path`]), which no `git pull` or `checkout` can write: if the
 /// `.local/` ledger is lost or replaced, the mirror is still evidence.
 pub(crate) fn append(paths: &Paths, entry: &Entry) -> Result<()> {
-    if std::fs::symlink_metadata(paths.ledger()).is_err() {
-        // A new ledger must be a file Git ignores.
-        crate::store::trust::check_created(paths, &[paths.ledger()])?;
-    }
+    check_new_files(paths)?;
     append_to(&paths.ledger(), entry)?;
     if let Some(m) = mirror_path(paths) {
         if let Err(e) = append_to(&m, entry) {
@@ -169,14 +166,30 @@ pub(crate) fn append(paths: &Paths, entry: &Entry) -> Result<()> {
 /// without the line; then the `.local/` ledger. Outside a checkout (no mirror)
 /// it is [`append`].
 pub(crate) fn append_mirrored(paths: &Paths, entry: &Entry) -> Result<()> {
-    if std::fs::symlink_metadata(paths.ledger()).is_err() {
-        crate::store::trust::check_created(paths, &[paths.ledger()])?;
-    }
+    check_new_files(paths)?;
     if let Some(m) = mirror_path(paths) {
         append_to(&m, entry)
             .with_context(|| format!("the ledger's mirror {} cannot be written", m.display()))?;
     }
     append_to(&paths.ledger(), entry)
+}
+
+/// A new ledger, and a new file of its torn lines (written when the ledger ends
+/// in a torn line), must be files Git ignores.
+fn check_new_files(paths: &Paths) -> Result<()> {
+    let ledger = paths.ledger();
+    if std::fs::symlink_metadata(&ledger).is_err() {
+        crate::store::trust::check_created(paths, &[ledger])?;
+    } else {
+        let torn = torn_path(&ledger);
+        let ends_torn = crate::store::fsutil::open(&ledger)
+            .ok()
+            .is_some_and(|mut f| ends_in_newline(&mut f).is_ok_and(|whole| !whole));
+        if ends_torn && std::fs::symlink_metadata(&torn).is_err() {
+            crate::store::trust::check_created(paths, &[torn])?;
+        }
+    }
+    Ok(())
 }
 
 /// `<git dir>/rxnode/ledger.jsonl` for the checkout's own `.local/` ledger
@@ -225,7 +238,9 @@ pub(crate) fn read_mirror(paths: &Paths) -> Result<Option<Vec<Line>>> {
     Ok((!v.is_empty()).then_some(v))
 }
 
-fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
+/// Open the ledger file `p` (or its torn-lines file) to append, creating it: never
+/// through a link, never a FIFO or device (refused naming the file).
+fn open_append(p: &std::path::Path) -> Result<std::fs::File> {
     let p = p.to_path_buf();
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
@@ -255,7 +270,7 @@ fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
         use std::os::windows::fs::OpenOptionsExt;
         o.custom_flags(windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT);
     }
-    let mut f = o
+    let f = o
         .open(&p)
         .with_context(|| format!("cannot open ledger {}", p.display()))?;
     let opened = f
@@ -276,12 +291,14 @@ fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
             p.display()
         )));
     }
+    Ok(f)
+}
+
+fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
+    let mut f = open_append(p)?;
     let mut line = Vec::new();
     if !ends_in_newline(&mut f).with_context(|| format!("cannot read ledger {}", p.display()))? {
-        tracing::warn!(
-            "ledger {}: last line is torn (no trailing newline); starting a new line",
-            p.display()
-        );
+        set_aside_torn(p, &mut f)?;
         line.push(b'\n');
     }
     serde_json::to_writer(&mut line, entry)?;
@@ -290,6 +307,84 @@ fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
         .with_context(|| format!("cannot append to ledger {}", p.display()))?;
     f.sync_data()
         .with_context(|| format!("cannot fsync ledger {}", p.display()))?;
+    Ok(())
+}
+
+/// The file beside the ledger `p` where its torn lines are kept:
+/// `rx_agent_ledger.torn.jsonl` beside `rx_agent_ledger.jsonl`.
+pub(crate) fn torn_path(p: &std::path::Path) -> std::path::PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    p.with_file_name(format!("{stem}.torn.jsonl"))
+}
+
+/// One torn ledger line, kept aside (docs/reliability.md#a-torn-ledger-line).
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub(crate) struct TornLine {
+    /// When it was set aside (UTC, ISO 8601).
+    pub(crate) set_aside_at: String,
+    /// The ledger's file name.
+    pub(crate) ledger: String,
+    /// Its line number in the ledger (1-based).
+    pub(crate) line: usize,
+    /// Its first byte's offset in the ledger.
+    pub(crate) offset: u64,
+    /// How many bytes it has.
+    pub(crate) bytes: usize,
+    /// SHA-256 of its bytes.
+    pub(crate) sha256: String,
+    /// Its bytes as text (invalid UTF-8 replaced by U+FFFD).
+    pub(crate) text: String,
+}
+
+/// The ledger `p` (opened as `f`) ends in a line without its `\n`: a write cut
+/// short by a crash or power loss. Its bytes are kept in [`torn_path`] — the
+/// ledger itself is never rewritten: the line stays where it is, the caller ends
+/// it with a line break and appends after it — and it is said once, here (unless
+/// this command's read of the ledger said already that it would be).
+fn set_aside_torn(p: &std::path::Path, f: &mut std::fs::File) -> Result<()> {
+    let mut all = Vec::new();
+    f.seek(SeekFrom::Start(0))
+        .and_then(|_| f.read_to_end(&mut all))
+        .with_context(|| format!("cannot read ledger {}", p.display()))?;
+    let start = all.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let torn = &all[start..];
+    let rec = TornLine {
+        set_aside_at: now_iso(),
+        ledger: p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        line: all[..start].iter().filter(|&&b| b == b'\n').count() + 1,
+        offset: start as u64,
+        bytes: torn.len(),
+        sha256: rxnode_interlock::sha256_hex(torn),
+        text: String::from_utf8_lossy(torn).into_owned(),
+    };
+    let aside = torn_path(p);
+    let mut rec_line = serde_json::to_vec(&rec)?;
+    rec_line.push(b'\n');
+    let mut t = open_append(&aside)?;
+    if !ends_in_newline(&mut t).with_context(|| format!("cannot read {}", aside.display()))? {
+        rec_line.insert(0, b'\n');
+    }
+    t.write_all(&rec_line)
+        .and_then(|()| t.sync_data())
+        .with_context(|| format!("cannot keep the torn ledger line in {}", aside.display()))?;
+    // Said once: not again when this command's read of the ledger said it would be.
+    if !first_time(p, rec.line) {
+        return Ok(());
+    }
+    tracing::warn!(
+        "ledger {} line {} is torn ({} bytes without a line end: a write cut short by a crash or \
+         power loss); its bytes are kept in {}, and the ledger goes on on a new line",
+        p.display(),
+        rec.line,
+        rec.bytes,
+        aside.display()
+    );
     Ok(())
 }
 
@@ -320,20 +415,68 @@ fn read_path(p: &std::path::Path) -> Result<Vec<Line>> {
         Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
     };
     let mut out = Vec::new();
+    let mut bad = Vec::new();
+    let last = bytes.split(|&b| b == b'\n').count();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.trim_ascii().is_empty() {
             continue;
         }
         match serde_json::from_slice(line) {
             Ok(v) => out.push(Line::of(v)),
-            Err(e) => tracing::warn!(
-                "ledger {} line {}: not JSON ({e}); skipped",
-                p.display(),
-                i + 1
-            ),
+            Err(e) => bad.push((i + 1, line, e)),
         }
     }
+    for (n, line, e) in bad {
+        say_bad_line(p, n, line, &e, n == last);
+    }
     Ok(out)
+}
+
+/// Say on stderr that line `n` (`line`, not JSON: `e`) of the ledger `p` is skipped —
+/// once per process (a command reads the ledger several times), and not at all for a
+/// torn line already kept aside (said when it was, [`set_aside_torn`]). `last`: it is
+/// the file's last line, without its line end (torn, not yet set aside).
+pub(crate) fn say_bad_line(
+    p: &std::path::Path,
+    n: usize,
+    line: &[u8],
+    e: &serde_json::Error,
+    last: bool,
+) {
+    if kept_aside(p).contains(&(n, rxnode_interlock::sha256_hex(line))) || !first_time(p, n) {
+        return;
+    }
+    if last {
+        tracing::warn!(
+            "ledger {} line {n} is torn (no line end: a write cut short by a crash or power \
+             loss); skipped; the next entry keeps its bytes in {} and starts a new line",
+            p.display(),
+            torn_path(p).display()
+        );
+    } else {
+        tracing::warn!("ledger {} line {n}: not JSON ({e}); skipped", p.display());
+    }
+}
+
+/// The (line, SHA-256) of every line of the ledger `p` kept in its [`torn_path`].
+fn kept_aside(p: &std::path::Path) -> std::collections::BTreeSet<(usize, String)> {
+    let Ok(b) = crate::store::fsutil::read(torn_path(p)) else {
+        return Default::default();
+    };
+    b.split(|&c| c == b'\n')
+        .filter_map(|l| serde_json::from_slice::<TornLine>(l).ok())
+        .map(|t| (t.line, t.sha256))
+        .collect()
+}
+
+/// Whether line `n` of the ledger `p` is said for the first time by this process:
+/// a command reads the ledger several times, and says a bad line once.
+fn first_time(p: &std::path::Path, n: usize) -> bool {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<(std::path::PathBuf, usize)>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    SAID.lock()
+        .map(|mut s| s.insert((p.to_path_buf(), n)))
+        .unwrap_or(true)
 }
 
 #[cfg(test)]
@@ -394,6 +537,47 @@ mod tests {
         let bytes = std::fs::read(paths.ledger()).unwrap();
         assert!(bytes.ends_with(b"\n"));
         assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
+    }
+
+    /// A torn last line (power lost mid-append) was warned about at every read —
+    /// three times per command — and never set aside. The next entry keeps its
+    /// bytes in `rx_agent_ledger.torn.jsonl` (line, offset, length, SHA-256, text),
+    /// leaves every byte of the ledger as it was and goes on after a line break;
+    /// readers then skip the line without a word, and a later entry adds nothing
+    /// more to the torn-lines file.
+    #[test]
+    fn a_torn_last_line_is_kept_aside_once_and_the_ledger_goes_on_after_a_line_break() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
+        let torn = br#"{"at":"2026-01-01T00:00:00Z","ev"#;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(paths.ledger())
+            .unwrap();
+        f.write_all(torn).unwrap();
+        drop(f);
+        let before = std::fs::read(paths.ledger()).unwrap();
+        assert!(first_time(&paths.ledger(), 2));
+        assert!(!first_time(&paths.ledger(), 2), "said twice by one process");
+        append(&paths, &Entry::new(Event::HoldReleased)).unwrap();
+        append(&paths, &Entry::new(Event::Detected)).unwrap();
+        let after = std::fs::read(paths.ledger()).unwrap();
+        assert!(after.starts_with(&before), "the ledger was rewritten");
+        assert_eq!(after[before.len()], b'\n');
+        assert_eq!(events(&paths), ["held", "hold_released", "detected"]);
+        let aside = std::fs::read_to_string(torn_path(&paths.ledger())).unwrap();
+        assert_eq!(aside.lines().count(), 1, "{aside}");
+        let t: TornLine = serde_json::from_str(aside.trim_end()).unwrap();
+        assert_eq!(t.ledger, "rx_agent_ledger.jsonl");
+        assert_eq!((t.line, t.bytes), (2, torn.len()));
+        assert_eq!(t.offset as usize, before.len() - torn.len());
+        assert_eq!(t.sha256, rxnode_interlock::sha256_hex(torn));
+        assert_eq!(t.text.as_bytes(), torn);
+        assert!(kept_aside(&paths.ledger()).contains(&(2, t.sha256.clone())));
+        assert_eq!(
+            torn_path(&paths.ledger()),
+            paths.local.join("rx_agent_ledger.torn.jsonl")
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub(crate) mod journal;
 pub(crate) mod key;
 pub(crate) mod ledger;
 mod ledger_event;
+pub(crate) mod leftovers;
 pub(crate) mod lock;
 pub(crate) mod node;
 pub(crate) mod outbox;

@@ -203,6 +203,9 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
             &crate::store::fsutil::now_iso(),
         )?,
         (Some(TaskStatus::Approved), None) if outbox.join(crate::result::RESULT_JSON).exists() => {
+            if let Some(why) = crate::result::interrupted_completion(&paths, &tid) {
+                return Err(refused(why));
+            }
             crate::result::check_manual_result(&outbox, &ctx.repo)?
         }
         (Some(TaskStatus::Completed), Some(_)) => {

@@ -26,6 +26,19 @@ struct ResultFiles {
     status: String,
 }
 
+/// The SHA-256 values the result files carry that are not secrets: the JSON's
+/// SHA-256 fields, the SHA-256 of the JSON bytes (the Markdown's trailer names it),
+/// and the trailer's own `json_sha256=` value whether or not it matches — rxnode's
+/// hash line, whose disagreement with the JSON the agreement checks refuse.
+fn own_hashes(json: &Value, json_text: &str, md: &str) -> std::collections::BTreeSet<String> {
+    let mut allowed = sha256_fields(json);
+    allowed.insert(sha256_hex(json_text.as_bytes()));
+    if let Some(h) = crate::result::trailer_json_sha256(md) {
+        allowed.insert(h.to_owned());
+    }
+    allowed
+}
+
 /// One task's outbox folder and the name it is shown by in refusals.
 struct Outbox {
     dir: PathBuf,
@@ -55,6 +68,16 @@ pub(super) fn prepare(
             "no outbox {}/ for task {id}; a result file is missing",
             out.rel
         )));
+    }
+    // A `mark-completed` killed before both result files were in place: the files
+    // are the approval's, the operator's, or one of each; it is given again.
+    // (A completed task's folder is a leftover its command could not remove.)
+    let approved = st.tasks.get(id.as_str()).map(|r| r.status) == Some(state::TaskStatus::Approved);
+    if let Some(why) = approved
+        .then(|| crate::result::interrupted_completion(paths, id))
+        .flatten()
+    {
+        return Err(refused(why));
     }
     let task = out.approved_task(ctx, id, approval)?;
     let meta = out.meta(id, approval, &task)?;
@@ -172,10 +195,8 @@ impl Outbox {
             Ok(v) => v,
             Err(e) => return Err(refused(format!("{rel}/{JSON} is not JSON: {e}"))),
         };
-        let mut allowed = sha256_fields(&json);
+        let mut allowed = own_hashes(&json, &json_text, &md);
         allowed.insert(task.sha256().to_owned());
-        // The Markdown's trailer names the SHA-256 of the JSON bytes.
-        allowed.insert(sha256_hex(json_text.as_bytes()));
         let checkout = checkout_paths(&ctx.repo);
         for (name, text) in [(MD, &md), (JSON, &json_text)] {
             problems.extend(scan_result(name, text, &allowed, &checkout));
@@ -317,4 +338,34 @@ pub(super) fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
     let mut s = serde_json::to_string_pretty(&v)?;
     s.push('\n');
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mark-completed` killed between its two moves left the operator's Markdown
+    /// (its trailer hashing the new JSON) beside the approval's JSON: besides "the
+    /// files disagree", the refusal listed the trailer's own `json_sha256=` line as
+    /// a possible secret. The trailer's hash is rxnode's, matching or not; a 64-hex
+    /// value elsewhere in the Markdown is still flagged.
+    #[test]
+    fn the_result_trailers_own_hash_is_never_called_a_possible_secret() {
+        let json_text = "{\"status\": \"NOT RUN\"}\n";
+        let json: Value = serde_json::from_str(json_text).unwrap();
+        let other = sha256_hex(b"the operator's JSON");
+        let secret = sha256_hex(b"a hex key");
+        let md = format!(
+            "# RX result\n\nkey {secret}\n\n<!-- rxnode-result schema_version=1 task_id=M1 \
+             status=\"PASS\" json_sha256={other} -->\n"
+        );
+        let found = crate::git::scan::scan_text(&md, &own_hashes(&json, json_text, &md));
+        let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [3], "{found:?}");
+        assert_eq!(
+            crate::result::trailer_json_sha256(&md),
+            Some(other.as_str())
+        );
+        assert_eq!(crate::result::trailer_json_sha256("json_sha256=ab"), None);
+    }
 }

@@ -331,6 +331,7 @@ fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>,
     if bytes.is_empty() {
         return;
     }
+    let last = bytes.split(|&b| b == b'\n').count() - 1;
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.trim_ascii().is_empty() {
             continue;
@@ -338,11 +339,7 @@ fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>,
         let e = match serde_json::from_slice(line) {
             Ok(v) => crate::store::ledger::Line::of(v),
             Err(e) => {
-                tracing::warn!(
-                    "ledger {} line {}: not JSON ({e}); skipped",
-                    p.display(),
-                    first + i + 1
-                );
+                crate::store::ledger::say_bad_line(p, first + i + 1, line, &e, i == last);
                 continue;
             }
         };
