@@ -62,7 +62,7 @@ pub use crate::{
         ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
         FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
         FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene,
-        Peak, PeakReference, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
+        Peak, PeakReference, Spectrum, Welch, WelchConfig, WelchSample, Window, LTE_UNAVAILABLE,
         MAX_CLIPPED_FRACTION, NOT_LEVEL, RESOLUTION_DB, ROUNDING_SPURS_DB, SATURATED, UNEVEN_DB,
     },
     dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
