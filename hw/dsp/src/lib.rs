@@ -62,7 +62,7 @@ pub use crate::{
         ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence,
         EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
         FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
-        LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch, WelchConfig, Window,
+        LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch, WelchConfig, WelchSample, Window,
         CELL_TOLERANCE_PPM, CELL_UNCERTAINTY_PPM, LTE_UNAVAILABLE, MAX_CLIPPED_FRACTION, NOT_LEVEL,
         RESOLUTION_DB, ROUNDING_SPURS_DB, SATURATED, UNEVEN_DB,
     },

@@ -203,7 +203,16 @@ impl Dsp {
     }
 
     /// One filled block: the hook sees it first, then Welch and CLKIN.
+    /// Without a hook, Welch reads a CS16 block itself and the CLKIN estimator is fed
+    /// it converted piece by piece: the block is never copied to float whole.
     fn feed<T: EngineSample>(&mut self, block: &[T], hook: Option<&mut BlockHook<'_>>) {
+        self.processed += block.len() as u64;
+        if hook.is_none() && T::feed_welch(&mut self.welch, block) {
+            if let Some(c) = self.clkin.as_mut().filter(|_| !self.gapped) {
+                T::in_cf32_pieces(block, &mut self.as_float, |x| c.feed(x));
+            }
+            return;
+        }
         let x = T::as_cf32(block, &mut self.as_float);
         if let Some(h) = hook {
             h(x);
@@ -212,7 +221,6 @@ impl Dsp {
         if let Some(c) = self.clkin.as_mut().filter(|_| !self.gapped) {
             c.feed(x);
         }
-        self.processed += block.len() as u64;
     }
 
     /// Samples were lost before the next block: no Welch segment spans the gap

@@ -11,7 +11,9 @@
 //! The engine carries the samples in the source's type: CF32 ([`SampleSource`],
 //! [`run_capture`]) or the driver's native CS16 or CS8 ([`NativeSource`],
 //! [`run_capture_native`]), which is recorded as it came (SigMF `ci16_le`, `ci8`) and
-//! converted to float only for the DSP, on the DSP thread that takes the block.
+//! converted to float only for the DSP, on the DSP thread that takes the block: CS16
+//! by the Welch kernels' first stage itself (no float copy of the block) and for the
+//! CLKIN estimator 4096 samples at a time; CS8 a whole block at a time.
 mod convert;
 mod engine;
 mod source;
@@ -22,7 +24,7 @@ pub use source::{
     MIN_SILENT_RUN,
 };
 
-use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, WelchConfig};
+use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, Welch, WelchConfig};
 use crate::error::Result;
 use crate::iq::{IqFileRecord, IqWriter, NativeIq, RecordFormat};
 use num_complex::Complex;
@@ -347,6 +349,10 @@ pub fn dsp_speed(
     }
 }
 
+/// Samples converted to float at a time for the CLKIN estimator when Welch reads a
+/// native block itself: 32 KiB of CF32, well inside the first-level data cache.
+pub(crate) const CONVERT_PIECE: usize = 4096;
+
 /// A sample type the capture engine carries from the source to the DSP and the
 /// recording: `Complex<f32>`, `Complex<i16>` or `Complex<i8>` (sealed).
 pub trait EngineSample: Copy + Default + Send + Sync + 'static + engine_sample::Sealed {
@@ -354,6 +360,36 @@ pub trait EngineSample: Copy + Default + Send + Sync + 'static + engine_sample::
     const RECORD: RecordFormat;
     /// The float view for the DSP: `x` itself for CF32, else converted into `scratch`.
     fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>];
+    /// Feed `x` to `w` when Welch reads this type itself (CF32, and CS16, which the
+    /// kernels convert in their input stage, with no float copy of the block): `true`.
+    /// `false` (CS8): the caller converts it ([`Self::as_cf32`]) and feeds that.
+    #[doc(hidden)]
+    fn feed_welch(w: &mut Welch, x: &[Self]) -> bool {
+        let _ = (w, x);
+        false
+    }
+    /// Hand `w` the carry of a segment begun in the block before, as
+    /// [`Self::feed_welch`] feeds: `false` when the caller must convert it first.
+    #[doc(hidden)]
+    fn resume_welch(w: &mut Welch, carry: &[Self]) -> bool {
+        let _ = (w, carry);
+        false
+    }
+    /// `f` over `x` as CF32: CF32 as it is; else converted into `scratch` a piece of
+    /// at most 4096 samples at a time, each used while it is still in the first-level
+    /// cache (the CLKIN estimator's feed when Welch read the block itself). `scratch`
+    /// is not empty for a type that is converted.
+    #[doc(hidden)]
+    fn in_cf32_pieces(
+        x: &[Self],
+        scratch: &mut [Complex<f32>],
+        mut f: impl FnMut(&[Complex<f32>]),
+    ) {
+        let room = scratch.len().clamp(1, CONVERT_PIECE);
+        for p in x.chunks(room) {
+            f(Self::as_cf32(p, scratch));
+        }
+    }
     /// Append to a recording.
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()>;
 }
@@ -371,6 +407,17 @@ impl EngineSample for Complex<f32> {
     fn as_cf32<'a>(x: &'a [Self], _: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
         x
     }
+    fn feed_welch(w: &mut Welch, x: &[Self]) -> bool {
+        w.feed(x);
+        true
+    }
+    fn resume_welch(w: &mut Welch, carry: &[Self]) -> bool {
+        w.resume(carry);
+        true
+    }
+    fn in_cf32_pieces(x: &[Self], _: &mut [Complex<f32>], mut f: impl FnMut(&[Complex<f32>])) {
+        f(x);
+    }
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
         w.write(x)
     }
@@ -382,6 +429,14 @@ impl EngineSample for Complex<i16> {
         let out = &mut scratch[..x.len()];
         convert::cs16_to_cf32(x, out);
         out
+    }
+    fn feed_welch(w: &mut Welch, x: &[Self]) -> bool {
+        w.feed(x);
+        true
+    }
+    fn resume_welch(w: &mut Welch, carry: &[Self]) -> bool {
+        w.resume(carry);
+        true
     }
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
         w.write_native(x)

@@ -37,6 +37,7 @@ pub use peaks::{
 };
 pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
 pub use welch::{
-    Spectrum, Welch, WelchConfig, MAX_CLIPPED_FRACTION, RESOLUTION_DB, ROUNDING_SPURS_DB, SATURATED,
+    Spectrum, Welch, WelchConfig, WelchSample, MAX_CLIPPED_FRACTION, RESOLUTION_DB,
+    ROUNDING_SPURS_DB, SATURATED,
 };
 pub use window::Window;

@@ -9,7 +9,9 @@
 //!
 //! One kernel, two vector widths: L = 16 lanes (`__m512`, AVX-512F/DQ) or L = 8 lanes
 //! (`__m256`, AVX2 + FMA). Shape, for N = 2^m ≥ L² (decimation in frequency throughout):
-//! 1. an input stage that reads the interleaved input, applies the window and splits
+//! 1. an input stage that reads the interleaved input (CF32, or CS16 converted to
+//!    float in the registers: the window is stored times 1/32768 for it, so the
+//!    product is the converted sample's to the bit), applies the window and splits
 //!    re/im on the way in, doing one radix-8, radix-4 or radix-2 stage at the same time
 //!    (none for N = L²) so that the stages left pair up; it writes the split arrays at
 //!    padded positions (one cache line per 256 points) so that the power-of-two spans of
@@ -29,7 +31,7 @@
 //! built for: AVX-512F+DQ first, else AVX2+FMA; everywhere else [`super::welch::Welch`]
 //! uses rustfft. The results are checked against the rustfft path in the tests.
 
-use num_complex::Complex;
+pub(crate) use super::welch::{SampleKind, WelchSample};
 
 /// Largest FFT size the kernel handles (slot indices are u32; tables stay < 100 MiB).
 pub(crate) const MAX_N: usize = 1 << 22;
@@ -209,6 +211,8 @@ pub(crate) struct SimdPsd {
     isa: Isa,
     n: usize,
     window: Aligned,
+    /// The window times 1/32768, for CS16 input converted in the input stage.
+    window_cs16: Aligned,
     /// The stage that reads the input.
     input: Input,
     /// Radix-4 stages between the input stage and the final groups.
@@ -314,6 +318,9 @@ impl SimdPsd {
             isa,
             n,
             window: Aligned::from_slice(window),
+            window_cs16: Aligned::from_slice(
+                &window.iter().map(|w| w / 32768.0).collect::<Vec<f32>>(),
+            ),
             input,
             stages,
             final_tw: Aligned::from_slice(&final_tw),
@@ -329,12 +336,14 @@ impl SimdPsd {
         self.isa
     }
 
-    /// Window, transform and accumulate |X|² of one segment of exactly `n` samples.
+    /// Window, transform and accumulate |X|² of one segment of exactly `n` samples
+    /// (CF32, or CS16 converted to float in the input stage: the same PSD to the bit
+    /// as the converted block's).
     ///
     /// # Panics
     /// On a segment of another length: `Welch` slices every segment to `n`, and a
     /// skipped segment would silently bias the average.
-    pub(crate) fn segment(&mut self, x: &[Complex<f32>]) {
+    pub(crate) fn segment<E: WelchSample>(&mut self, x: &[E]) {
         assert_eq!(x.len(), self.n, "segment length");
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `SimdPsd::with_isa` is the only way to a kernel outside this module's
@@ -354,7 +363,7 @@ impl SimdPsd {
     ///
     /// # Panics
     /// When `x` is shorter than the last segment's end.
-    pub(crate) fn segments(&mut self, x: &[Complex<f32>], hop: usize, count: usize) {
+    pub(crate) fn segments<E: WelchSample>(&mut self, x: &[E], hop: usize, count: usize) {
         if count == 0 {
             return;
         }
@@ -382,7 +391,7 @@ impl SimdPsd {
 
     /// Σ|x|² (f32 partial sums of at most 4096 samples, added in f64) and the number of
     /// samples with |re| or |im| at or above `clip`.
-    pub(crate) fn stats(&self, x: &[Complex<f32>], clip: f32) -> (f64, u64) {
+    pub(crate) fn stats<E: WelchSample>(&self, x: &[E], clip: f32) -> (f64, u64) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a `SimdPsd` that runs exists only on a CPU with `self.isa`'s features
         // (see `segment`).

@@ -13,6 +13,64 @@ use std::sync::Arc;
 mod merge;
 pub(crate) use merge::SegmentCarry;
 
+/// A sample type [`Welch::feed`] takes as the radio delivers it: CF32, or the
+/// driver's native CS16, read as `v / 32768` (exactly the float the capture's
+/// conversion gives) by the transform's first stage itself, so a CS16 block is not
+/// copied to float first. Sealed: `Complex<f32>` and `Complex<i16>`.
+pub trait WelchSample: Copy + Default + Send + Sync + 'static + sealed::Sealed {
+    /// This sample as CF32 (CS16: `v / 32768`).
+    fn to_cf32(self) -> Complex<f32>;
+}
+
+/// How the kernels read a [`WelchSample`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum SampleKind {
+    /// Interleaved f32.
+    Cf32,
+    /// Interleaved int16, full scale 32768.
+    Cs16,
+}
+
+mod sealed {
+    /// Only the types the kernels read; `KIND` tells them how.
+    pub trait Sealed {
+        /// The layout of the type.
+        #[allow(private_interfaces)]
+        const KIND: super::SampleKind;
+    }
+    impl Sealed for num_complex::Complex<f32> {
+        #[allow(private_interfaces)]
+        const KIND: super::SampleKind = super::SampleKind::Cf32;
+    }
+    impl Sealed for num_complex::Complex<i16> {
+        #[allow(private_interfaces)]
+        const KIND: super::SampleKind = super::SampleKind::Cs16;
+    }
+}
+
+impl WelchSample for Complex<f32> {
+    #[inline(always)]
+    fn to_cf32(self) -> Complex<f32> {
+        self
+    }
+}
+
+/// `x` as CF32 into `out` (as many as both hold): the short pieces of a block that
+/// do not fill a segment by themselves.
+fn to_cf32<E: WelchSample>(x: &[E], out: &mut [Complex<f32>]) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = v.to_cf32();
+    }
+}
+
+impl WelchSample for Complex<i16> {
+    #[inline(always)]
+    fn to_cf32(self) -> Complex<f32> {
+        const SCALE: f32 = 1.0 / 32768.0;
+        Complex::new(f32::from(self.re) * SCALE, f32::from(self.im) * SCALE)
+    }
+}
+
 /// The smallest FFT size a [`WelchConfig`] takes.
 pub(crate) const FFT_SIZE_MIN: usize = 16;
 /// The largest FFT size a [`WelchConfig`] takes (1 Mi).
@@ -366,9 +424,12 @@ impl Portable {
         }
     }
 
-    fn segment(&mut self, x: &[Complex<f32>]) {
-        let src: &[f32] = bytemuck::cast_slice(x);
+    fn segment<E: WelchSample>(&mut self, x: &[E]) {
         let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut self.buf);
+        let src = x.iter().flat_map(|v| {
+            let c = v.to_cf32();
+            [c.re, c.im]
+        });
         for ((b, x), w) in dst.iter_mut().zip(src).zip(&self.window2) {
             *b = x * w;
         }
@@ -388,7 +449,7 @@ impl Portable {
 }
 
 impl Engine {
-    fn segment(&mut self, x: &[Complex<f32>]) {
+    fn segment<E: WelchSample>(&mut self, x: &[E]) {
         match self {
             Self::Simd(k) => k.segment(x),
             Self::Portable(p) => p.segment(x),
@@ -396,7 +457,7 @@ impl Engine {
     }
 
     /// The `count` segments that start every `hop` samples of `x` from its first.
-    fn segments(&mut self, x: &[Complex<f32>], hop: usize, count: usize) {
+    fn segments<E: WelchSample>(&mut self, x: &[E], hop: usize, count: usize) {
         match self {
             Self::Simd(k) => k.segments(x, hop, count),
             Self::Portable(p) => {
@@ -543,8 +604,9 @@ impl Welch {
         self.fill = 0;
     }
 
-    /// Feed a block of samples (any length, including 0).
-    pub fn feed(&mut self, block: &[Complex<f32>]) {
+    /// Feed a block of samples (any length, including 0): CF32, or CS16 read as
+    /// `v / 32768` (see [`WelchSample`]).
+    pub fn feed<E: WelchSample>(&mut self, block: &[E]) {
         self.stats(block);
         let n = self.cfg.fft_size;
         let hop = self.hop;
@@ -554,7 +616,10 @@ impl Welch {
             let need = n - self.fill;
             let avail = block.len() - pos;
             if avail < need {
-                self.pending[self.fill..self.fill + avail].copy_from_slice(&block[pos..]);
+                to_cf32(
+                    &block[pos..],
+                    &mut self.pending[self.fill..self.fill + avail],
+                );
                 self.fill += avail;
                 return;
             }
@@ -580,12 +645,12 @@ impl Welch {
         }
         if start < block.len() {
             let rest = &block[start..];
-            self.pending[..rest.len()].copy_from_slice(rest);
+            to_cf32(rest, &mut self.pending[..rest.len()]);
             self.fill = rest.len();
         }
     }
 
-    fn stats(&mut self, block: &[Complex<f32>]) {
+    fn stats<E: WelchSample>(&mut self, block: &[E]) {
         let clip = self.cfg.clip_level;
         if let Engine::Simd(k) = &self.engine {
             let (p, c) = k.stats(block, clip);
@@ -601,13 +666,14 @@ impl Welch {
             let mut it = chunk.chunks_exact(8);
             for c8 in &mut it {
                 for ((acc, cnt), x) in p.iter_mut().zip(c.iter_mut()).zip(c8) {
+                    let x = x.to_cf32();
                     *acc += x.re * x.re + x.im * x.im;
                     *cnt += u32::from(x.re.abs().max(x.im.abs()) >= clip);
                 }
             }
             let mut s: f64 = p.iter().map(|&v| f64::from(v)).sum();
             clipped += c.iter().map(|&v| u64::from(v)).sum::<u64>();
-            for x in it.remainder() {
+            for x in it.remainder().iter().map(|x| x.to_cf32()) {
                 s += f64::from(x.re * x.re + x.im * x.im);
                 clipped += u64::from(x.re.abs().max(x.im.abs()) >= clip);
             }
@@ -618,9 +684,9 @@ impl Welch {
     }
 
     /// One segment made of `pending[..fill]` followed by `tail`.
-    fn segment_split(&mut self, fill: usize, tail: &[Complex<f32>]) {
+    fn segment_split<E: WelchSample>(&mut self, fill: usize, tail: &[E]) {
         self.joined[..fill].copy_from_slice(&self.pending[..fill]);
-        self.joined[fill..].copy_from_slice(tail);
+        to_cf32(tail, &mut self.joined[fill..]);
         self.engine.segment(&self.joined);
         self.counted(1);
     }

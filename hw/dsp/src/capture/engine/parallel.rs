@@ -3,8 +3,9 @@
 //! The calling thread deals the filled blocks to the DSP threads in turn (block
 //! `i` to thread `i mod k`), each with its carry: the samples, from the blocks
 //! before it, of the Welch segments it completes ([`SegmentCarry`]). Each thread
-//! converts its block to float, runs its own Welch estimator over it, then feeds
-//! the one CLKIN estimator when its turn in stream order comes ([`InOrder`]), and
+//! runs its own Welch estimator over its block (whose kernels read CS16 themselves;
+//! CS8 is converted to float first), then feeds the one CLKIN estimator when its
+//! turn in stream order comes ([`InOrder`]; CS16 converted piece by piece), and
 //! hands the buffer back to the pool or on to the writer, which reads the threads'
 //! queues in the same turn. At the end the Welch estimates are merged
 //! ([`Welch::merge`]): the segments are the ones a single estimator makes, only
@@ -165,13 +166,25 @@ impl<T: EngineSample> Worker<'_, T> {
         // A panic here must not leave the other threads waiting for its turn.
         let _unblock = Unblock(self.order);
         for job in jobs.iter() {
-            self.welch.resume(T::as_cf32(&job.carry, &mut self.head));
+            if !T::resume_welch(&mut self.welch, &job.carry) {
+                self.welch.resume(T::as_cf32(&job.carry, &mut self.head));
+            }
             // The carry's buffer goes back before the block's work, so the dealer
             // never waits for one.
             let _ = self.spare.try_send(job.carry);
-            let x = T::as_cf32(&job.buf[..job.n], &mut self.body);
-            self.welch.feed(x);
-            self.order.clkin(job.seq, job.after_gap, x);
+            let block = &job.buf[..job.n];
+            // Welch reads a CS16 block itself; the CLKIN estimator is then fed it
+            // converted piece by piece, on its turn.
+            if T::feed_welch(&mut self.welch, block) {
+                let body = &mut self.body;
+                self.order.clkin(job.seq, job.after_gap, |c| {
+                    T::in_cf32_pieces(block, body, |x| c.feed(x));
+                });
+            } else {
+                let x = T::as_cf32(block, &mut self.body);
+                self.welch.feed(x);
+                self.order.clkin(job.seq, job.after_gap, |c| c.feed(x));
+            }
             self.processed += job.n as u64;
             match &self.rec {
                 // Only fails if the writer thread is gone (a panic, reported by the caller).
@@ -230,8 +243,9 @@ impl InOrder {
         self.turn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Block `seq` (float samples `x`): wait for its turn, feed it, pass the turn on.
-    fn clkin(&self, seq: u64, after_gap: bool, x: &[Complex<f32>]) {
+    /// Block `seq` (`feed` gives it to the estimator): wait for its turn, feed it,
+    /// pass the turn on.
+    fn clkin(&self, seq: u64, after_gap: bool, feed: impl FnOnce(&mut ClkinEstimator)) {
         if !self.wanted {
             return;
         }
@@ -247,7 +261,7 @@ impl InOrder {
         t.gapped |= after_gap;
         if !t.gapped {
             if let Some(c) = t.clkin.as_mut() {
-                c.feed(x);
+                feed(c);
             }
         }
         t.next += 1;

@@ -1,5 +1,6 @@
 //! Unit tests of `simd_psd`.
 use super::*;
+use num_complex::Complex;
 use rustfft::FftPlanner;
 
 fn signal(n: usize, seed: u64) -> Vec<Complex<f32>> {
@@ -77,6 +78,59 @@ fn matches_rustfft_for_every_size() {
             k.peek(&mut after);
             assert!(after.iter().all(|&v| v == 0.0));
         }
+    }
+}
+
+/// CS16 read by the kernels gives the power and clipped count of the same samples
+/// converted to CF32 (`v / 32768`) first, to the bit, at every length of the tail;
+/// and a CS16 segment the spectrum of the converted one, bit for bit.
+#[test]
+fn cs16_in_the_kernels_is_the_converted_cf32_to_the_bit() {
+    for isa in isas_here() {
+        let n = isa.min_n() * 8;
+        let window: Vec<f32> = (0..n)
+            .map(|i| (std::f32::consts::PI * i as f32 / n as f32).sin().powi(2))
+            .collect();
+        let (Some(mut a), Some(mut b)) = (
+            SimdPsd::with_isa(&window, isa),
+            SimdPsd::with_isa(&window, isa),
+        ) else {
+            panic!("{isa:?} kernel");
+        };
+        for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 100, 5000, 20_011] {
+            let q: Vec<Complex<i16>> = signal(len, len as u64 + 5)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match i % 29 {
+                    4 => Complex::new(i16::MIN, 7),
+                    9 => Complex::new(-3, i16::MAX),
+                    _ => Complex::new((v.re * 20_000.0) as i16, (v.im * 20_000.0) as i16),
+                })
+                .collect();
+            let f: Vec<Complex<f32>> = q.iter().map(|v| v.to_cf32()).collect();
+            for clip in [32767.0 / 32768.0, 1.0, 0.25] {
+                let (p, c) = a.stats(&q, clip);
+                let (pf, cf) = a.stats(&f, clip);
+                assert_eq!(c, cf, "{isa:?} len {len} clip {clip}");
+                assert_eq!(p.to_bits(), pf.to_bits(), "{isa:?} len {len}");
+            }
+        }
+        let q: Vec<Complex<i16>> = signal(3 * n, 9)
+            .iter()
+            .map(|v| Complex::new((v.re * 30_000.0) as i16, (v.im * 30_000.0) as i16))
+            .collect();
+        let f: Vec<Complex<f32>> = q.iter().map(|v| v.to_cf32()).collect();
+        a.segments(&q, n / 2, 5);
+        b.segments(&f, n / 2, 5);
+        a.segment(&q[7..7 + n]);
+        b.segment(&f[7..7 + n]);
+        let (mut ta, mut tb) = (vec![0.0f64; n], vec![0.0f64; n]);
+        a.peek(&mut ta);
+        b.peek(&mut tb);
+        for (i, (u, v)) in ta.iter().zip(&tb).enumerate() {
+            assert_eq!(u.to_bits(), v.to_bits(), "{isa:?} bin {i}: {u} vs {v}");
+        }
+        assert!(ta.iter().any(|&v| v > 0.0));
     }
 }
 

@@ -3,12 +3,15 @@
 //! implement [`Simd`] in `x86/isa.rs`.
 mod isa;
 
-use super::{padded, Input, SimdPsd};
+use super::{padded, Input, SampleKind, SimdPsd, WelchSample};
 #[cfg(test)]
 pub(super) use isa::transpose_for_test;
 use isa::{Avx2, Avx512};
-use num_complex::Complex;
 use std::arch::x86_64::*;
+
+/// Full scale of a CS16 sample: it is read as `v / 32768`, exactly (every int16 is an
+/// f32 and the scale a power of two), the float the capture's conversion gives.
+const CS16_SCALE: f32 = 1.0 / 32768.0;
 
 /// The ISA primitives the shared stage logic is written in.
 ///
@@ -48,6 +51,13 @@ pub(super) trait Simd: Copy {
     /// L interleaved complex values at `src + 2i` times the window at `win + i`, split.
     /// `src` has `2(i + L)` readable f32; `win + i` is aligned with L readable f32.
     unsafe fn load_windowed(src: *const f32, win: *const f32, i: usize) -> Cx<Self>;
+    /// [`Simd::load_windowed`] of interleaved CS16 at `src + 2i` (int16 values), each
+    /// converted to f32 on the way in; `win` is the window already times
+    /// [`CS16_SCALE`] (exactly: a power of two), so the product is the float path's
+    /// to the bit. `src` has `2(i + L)` readable i16.
+    unsafe fn load_windowed_cs16(src: *const i16, win: *const f32, i: usize) -> Cx<Self>;
+    /// L int16 at `p` (unaligned) as f32 times [`CS16_SCALE`].
+    unsafe fn loadu_cs16(p: *const i16) -> Self::V;
     /// One final group of L² points at `re`/`im` (L vectors): the stages over vectors
     /// down to span L (twiddles `tw`), an L × L transpose, the L-point DIF across
     /// registers, and |X|² into `acc` (slot Lr + lane for register r). `re`, `im`,
@@ -306,21 +316,51 @@ trait Source<S: Simd> {
     unsafe fn at(at: Self::At, j: usize) -> Cx<S>;
 }
 
-/// The interleaved input through the window.
-struct Windowed {
-    src: *const f32,
+/// The interleaved input (CF32 or CS16) through the window.
+struct Windowed<E> {
+    src: *const E,
     win: *const f32,
 }
 
-impl<S: Simd> Source<S> for Windowed {
-    type At = (*const f32, *const f32);
+/// L samples of `E` at `src + i` times the window at `win + i`, split: CF32 as it
+/// is, CS16 converted in the registers (`win` then holds the window times
+/// [`CS16_SCALE`]).
+///
+/// # Safety
+/// As [`Simd::load_windowed`], for `i + L` samples of `E` at `src`.
+#[inline(always)]
+unsafe fn load_windowed<S: Simd, E: WelchSample>(
+    src: *const E,
+    win: *const f32,
+    i: usize,
+) -> Cx<S> {
+    match E::KIND {
+        SampleKind::Cf32 => S::load_windowed(src.cast::<f32>(), win, i),
+        SampleKind::Cs16 => S::load_windowed_cs16(src.cast::<i16>(), win, i),
+    }
+}
+
+/// L values (I or Q) from the flat value `k` of `src` as f32 (CS16 scaled).
+///
+/// # Safety
+/// `src` holds `k + L` values (`(k + L) / 2` samples of `E`).
+#[inline(always)]
+unsafe fn load_flat<S: Simd, E: WelchSample>(src: *const E, k: usize) -> S::V {
+    match E::KIND {
+        SampleKind::Cf32 => S::loadu(src.cast::<f32>().add(k)),
+        SampleKind::Cs16 => S::loadu_cs16(src.cast::<i16>().add(k)),
+    }
+}
+
+impl<S: Simd, E: WelchSample> Source<S> for Windowed<E> {
+    type At = (*const E, *const f32);
     #[inline(always)]
     unsafe fn cursor(&self, i: usize) -> Self::At {
-        (self.src.add(2 * i), self.win.add(i))
+        (self.src.add(i), self.win.add(i))
     }
     #[inline(always)]
     unsafe fn at(at: Self::At, j: usize) -> Cx<S> {
-        S::load_windowed(at.0, at.1, j)
+        load_windowed::<S, E>(at.0, at.1, j)
     }
 }
 
@@ -394,22 +434,26 @@ unsafe fn pass_twiddle<S: Simd>(t: *const f32, k: usize) -> Cx<S> {
 /// Inlined into an entry point with `S`'s features, on a CPU that has them;
 /// `p` was built for `S` and `x.len() == p.n`.
 #[inline(always)]
-unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
+unsafe fn segment<S: Simd, E: WelchSample>(p: &mut SimdPsd, x: &[E]) {
     let n = p.n;
     let re = p.split.as_mut_slice().as_mut_ptr();
     let im = re.add(p.im_at);
+    let win = match E::KIND {
+        SampleKind::Cf32 => &p.window,
+        SampleKind::Cs16 => &p.window_cs16,
+    };
     let input = Windowed {
-        src: x.as_ptr().cast::<f32>(),
-        win: p.window.as_slice().as_ptr(),
+        src: x.as_ptr(),
+        win: win.as_slice().as_ptr(),
     };
     let split = Split { re, im };
     match &p.input {
-        Input::Copy => input_copy::<S>(&input, &split, n),
-        Input::Radix2(tw) => input_radix2::<S>(&input, &split, tw.as_slice().as_ptr(), n),
+        Input::Copy => input_copy::<S, E>(&input, &split, n),
+        Input::Radix2(tw) => input_radix2::<S, E>(&input, &split, tw.as_slice().as_ptr(), n),
         Input::Radix4(tw) => {
             radix4_pass::<S, _>(&input, &split, n, n / 4, tw.as_slice().as_ptr());
         }
-        Input::Radix8(tw) => input_radix8::<S>(&input, &split, tw.as_slice().as_ptr(), n),
+        Input::Radix8(tw) => input_radix8::<S, E>(&input, &split, tw.as_slice().as_ptr(), n),
     }
     for st in &p.stages {
         radix4_pass::<S, _>(&split, &split, n, st.s, st.tw.as_slice().as_ptr());
@@ -430,10 +474,10 @@ unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
 /// # Safety
 /// `input` and `out` hold `n` points.
 #[inline(always)]
-unsafe fn input_copy<S: Simd>(input: &Windowed, out: &Split, n: usize) {
+unsafe fn input_copy<S: Simd, E: WelchSample>(input: &Windowed<E>, out: &Split, n: usize) {
     let mut i = 0;
     while i < n {
-        let v: Cx<S> = S::load_windowed(input.src, input.win, i);
+        let v: Cx<S> = load_windowed::<S, E>(input.src, input.win, i);
         put(out.cursor(i), 0, v);
         i += S::LANES;
     }
@@ -444,7 +488,12 @@ unsafe fn input_copy<S: Simd>(input: &Windowed, out: &Split, n: usize) {
 /// # Safety
 /// `input` and `out` hold `n` points, `tw` `n` aligned f32 ([`super::pass_twiddles`]).
 #[inline(always)]
-unsafe fn input_radix2<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n: usize) {
+unsafe fn input_radix2<S: Simd, E: WelchSample>(
+    input: &Windowed<E>,
+    out: &Split,
+    tw: *const f32,
+    n: usize,
+) {
     let s = n / 2;
     let run = run_len(s);
     let mut j0 = 0;
@@ -457,8 +506,8 @@ unsafe fn input_radix2<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n
         let mut t = tw.add(2 * j0);
         let mut j = 0;
         while j < run {
-            let x: Cx<S> = Windowed::at(a, j);
-            let y = Windowed::at(b, j);
+            let x: Cx<S> = Windowed::<E>::at(a, j);
+            let y = Windowed::<E>::at(b, j);
             put(da, j, add(x, y));
             put(db, j, mul(sub(x, y), pass_twiddle(t, 0)));
             t = t.add(2 * S::LANES);
@@ -475,7 +524,12 @@ unsafe fn input_radix2<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n
 /// `input` and `out` hold `n` points, `tw` `14·n/8` aligned f32
 /// ([`super::pass_twiddles`]).
 #[inline(always)]
-unsafe fn input_radix8<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n: usize) {
+unsafe fn input_radix8<S: Simd, E: WelchSample>(
+    input: &Windowed<E>,
+    out: &Split,
+    tw: *const f32,
+    n: usize,
+) {
     let s = n / 8;
     let run = run_len(s);
     let mut j0 = 0;
@@ -491,7 +545,7 @@ unsafe fn input_radix8<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n
         while j < run {
             let mut x = [Cx::<S>::zero(); 8];
             for (xk, ak) in x.iter_mut().zip(a) {
-                *xk = Windowed::at(ak, j);
+                *xk = Windowed::<E>::at(ak, j);
             }
             let mut w = [Cx::<S>::zero(); 7];
             for (k, wk) in w.iter_mut().enumerate() {
@@ -572,8 +626,8 @@ unsafe fn radix4_pass<S: Simd, F: Source<S>>(
 /// # Safety
 /// Inlined into an entry point with `S`'s features, on a CPU that has them.
 #[inline(always)]
-unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
-    let f = x.as_ptr().cast::<f32>();
+unsafe fn stats<S: Simd, E: WelchSample>(x: &[E], clip: f32) -> (f64, u64) {
+    let f = x.as_ptr();
     let len = 2 * x.len();
     let step = 4 * S::LANES;
     let whole = len - len % step;
@@ -588,7 +642,7 @@ unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
         while i < end {
             for k in 0..4 {
                 // SAFETY: i + 4L ≤ whole ≤ len f32 in `x`.
-                let v = S::loadu(f.add(i + k * S::LANES));
+                let v = load_flat::<S, E>(f, i + k * S::LANES);
                 a[k] = S::fmadd(v, v, a[k]);
                 m[k] = S::abs_max(m[k], v);
             }
@@ -600,11 +654,12 @@ unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
         if power.is_nan() || top.is_nan() || top >= clip {
             clipped += x[start / 2..end / 2]
                 .iter()
+                .map(|v| v.to_cf32())
                 .filter(|v| v.re.abs() >= clip || v.im.abs() >= clip)
                 .count() as u64;
         }
     }
-    for v in &x[whole / 2..] {
+    for v in x[whole / 2..].iter().map(|v| v.to_cf32()) {
         total += f64::from(v.re * v.re + v.im * v.im);
         clipped += u64::from(v.re.abs() >= clip || v.im.abs() >= clip);
     }
@@ -617,8 +672,8 @@ unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
 /// The CPU supports AVX-512F; `p` was built for [`super::Isa::Avx512`] and
 /// `x.len() == p.n`.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn segment_avx512(p: &mut SimdPsd, x: &[Complex<f32>]) {
-    segment::<Avx512>(p, x);
+pub(super) unsafe fn segment_avx512<E: WelchSample>(p: &mut SimdPsd, x: &[E]) {
+    segment::<Avx512, E>(p, x);
 }
 
 /// The AVX-512 kernel over `count` segments `hop` apart.
@@ -626,14 +681,14 @@ pub(super) unsafe fn segment_avx512(p: &mut SimdPsd, x: &[Complex<f32>]) {
 /// # Safety
 /// As [`segment_avx512`], with `x.len() ≥ (count − 1)·hop + p.n`.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn segments_avx512(
+pub(super) unsafe fn segments_avx512<E: WelchSample>(
     p: &mut SimdPsd,
-    x: &[Complex<f32>],
+    x: &[E],
     hop: usize,
     count: usize,
 ) {
     for k in 0..count {
-        segment::<Avx512>(p, x.get_unchecked(k * hop..k * hop + p.n));
+        segment::<Avx512, E>(p, x.get_unchecked(k * hop..k * hop + p.n));
     }
 }
 
@@ -642,9 +697,14 @@ pub(super) unsafe fn segments_avx512(
 /// # Safety
 /// As [`segment_avx2`], with `x.len() ≥ (count − 1)·hop + p.n`.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn segments_avx2(p: &mut SimdPsd, x: &[Complex<f32>], hop: usize, count: usize) {
+pub(super) unsafe fn segments_avx2<E: WelchSample>(
+    p: &mut SimdPsd,
+    x: &[E],
+    hop: usize,
+    count: usize,
+) {
     for k in 0..count {
-        segment::<Avx2>(p, x.get_unchecked(k * hop..k * hop + p.n));
+        segment::<Avx2, E>(p, x.get_unchecked(k * hop..k * hop + p.n));
     }
 }
 
@@ -654,8 +714,8 @@ pub(super) unsafe fn segments_avx2(p: &mut SimdPsd, x: &[Complex<f32>], hop: usi
 /// The CPU supports AVX2 and FMA; `p` was built for [`super::Isa::Avx2`] and
 /// `x.len() == p.n`.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn segment_avx2(p: &mut SimdPsd, x: &[Complex<f32>]) {
-    segment::<Avx2>(p, x);
+pub(super) unsafe fn segment_avx2<E: WelchSample>(p: &mut SimdPsd, x: &[E]) {
+    segment::<Avx2, E>(p, x);
 }
 
 /// [`stats`] with `vandps` + `vmaxps` per 8 samples for the running maximum.
@@ -663,8 +723,8 @@ pub(super) unsafe fn segment_avx2(p: &mut SimdPsd, x: &[Complex<f32>]) {
 /// # Safety
 /// The CPU supports AVX-512F and AVX-512DQ.
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(super) unsafe fn stats_avx512(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
-    stats::<Avx512>(x, clip)
+pub(super) unsafe fn stats_avx512<E: WelchSample>(x: &[E], clip: f32) -> (f64, u64) {
+    stats::<Avx512, E>(x, clip)
 }
 
 /// [`stats`] with `vandnps` + `vmaxps` per 4 samples for the running maximum.
@@ -672,6 +732,6 @@ pub(super) unsafe fn stats_avx512(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
 /// # Safety
 /// The CPU supports AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn stats_avx2(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
-    stats::<Avx2>(x, clip)
+pub(super) unsafe fn stats_avx2<E: WelchSample>(x: &[E], clip: f32) -> (f64, u64) {
+    stats::<Avx2, E>(x, clip)
 }

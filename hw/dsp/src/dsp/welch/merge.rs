@@ -15,7 +15,6 @@
 //! are as the blocks go by.
 use super::Welch;
 use crate::error::{Error, Result};
-use num_complex::Complex;
 
 impl Welch {
     /// Add what `other` has averaged to this estimate: its |X|² sums, segments,
@@ -73,10 +72,10 @@ impl Welch {
     /// completed with the next block, exactly as if this estimator had been fed the
     /// stream before it. Replaces any incomplete segment; `carry` is not counted
     /// again. Of a longer `carry` only the last `fft_size − 1` samples are kept.
-    pub(crate) fn resume(&mut self, carry: &[Complex<f32>]) {
+    pub(crate) fn resume<E: super::WelchSample>(&mut self, carry: &[E]) {
         let keep = carry.len().min(self.cfg.fft_size - 1);
         let carry = &carry[carry.len() - keep..];
-        self.pending[..keep].copy_from_slice(carry);
+        super::to_cf32(carry, &mut self.pending[..keep]);
         self.fill = keep;
     }
 }

@@ -139,6 +139,25 @@ impl Simd for Avx512 {
     }
 
     #[inline(always)]
+    unsafe fn load_windowed_cs16(src: *const i16, win: *const f32, i: usize) -> Cx<Self> {
+        // One complex CS16 sample per 32-bit lane: re in the low half, im in the high.
+        let x = _mm512_loadu_si512(src.add(2 * i).cast());
+        let re = _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(x));
+        let im = _mm512_srai_epi32::<16>(x);
+        let w = _mm512_load_ps(win.add(i));
+        Cx {
+            re: _mm512_mul_ps(_mm512_cvtepi32_ps(re), w),
+            im: _mm512_mul_ps(_mm512_cvtepi32_ps(im), w),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn loadu_cs16(p: *const i16) -> __m512 {
+        let v = _mm512_cvtepi16_epi32(_mm256_loadu_si256(p.cast()));
+        _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(CS16_SCALE))
+    }
+
+    #[inline(always)]
     unsafe fn load_windowed(src: *const f32, win: *const f32, i: usize) -> Cx<Self> {
         let a = _mm512_loadu_ps(src.add(2 * i));
         let b = _mm512_loadu_ps(src.add(2 * i + 16));
@@ -281,6 +300,25 @@ impl Simd for Avx2 {
                 m.max(x)
             }
         })
+    }
+
+    #[inline(always)]
+    unsafe fn load_windowed_cs16(src: *const i16, win: *const f32, i: usize) -> Cx<Self> {
+        // One complex CS16 sample per 32-bit lane: re in the low half, im in the high.
+        let x = _mm256_loadu_si256(src.add(2 * i).cast());
+        let re = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(x));
+        let im = _mm256_srai_epi32::<16>(x);
+        let w = _mm256_load_ps(win.add(i));
+        Cx {
+            re: _mm256_mul_ps(_mm256_cvtepi32_ps(re), w),
+            im: _mm256_mul_ps(_mm256_cvtepi32_ps(im), w),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn loadu_cs16(p: *const i16) -> __m256 {
+        let v = _mm256_cvtepi16_epi32(_mm_loadu_si128(p.cast()));
+        _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(CS16_SCALE))
     }
 
     #[inline(always)]
