@@ -716,3 +716,29 @@ fn device_args_that_name_a_local_file_are_refused() {
                "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}"#;
     ok(&render(&rx_hdr(), &plan(&steps(step))));
 }
+
+/// `"device": "hackrf"` (a driver's name without `driver=`) is refused by field,
+/// naming the word and the fix; a bare word beside a `driver=` is refused too,
+/// without suggesting a second driver.
+#[test]
+fn device_args_with_a_bare_word_are_refused_naming_driver_equals() {
+    for (dev, fix) in [
+        ("hackrf", "fix: `driver=hackrf`"),
+        (
+            "driver=rxsim,serial",
+            "fix: give it a value (`serial=…`) or drop it",
+        ),
+    ] {
+        let step = format!(
+            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+        );
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
+        assert!(
+            e.iter().any(|i| i.field.as_deref() == Some("device")
+                && i.message.contains("is not KEY=VALUE")
+                && i.message.contains(fix)),
+            "{dev}: {e:?}"
+        );
+    }
+}
