@@ -335,6 +335,27 @@ fn a_worktree_of_the_node_is_refused_as_a_second_node_naming_the_checkout() {
     assert_eq!(lab.status_of("T_WT"), "deferred");
 }
 
+/// A misspelt `--branch` (a first day's typo) names the remote's branches this
+/// checkout has fetched and the fix, exit 1, nothing prompted.
+#[test]
+fn a_misspelt_branch_names_the_fetched_branches_and_the_fix() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_BR", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("s\n"), 0);
+    let out = lab.run(&["--branch", "video-devlopment", "watch", "--once"], "");
+    expect_exit!(out, 1);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains(&format!(
+            "the remote has no branch \"video-devlopment\" (deleted or renamed, or a typo?); \
+             branches of origin last fetched here: {}",
+            util::BRANCH
+        )) && se.contains("fix: pass the branch the main PC posts tasks on with `--branch NAME`"),
+        "{se}"
+    );
+    assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
+}
+
 /// `review` asks for a decision: left without one ([S], Enter at every prompt, end
 /// of input) it changes nothing and exits 3, as `run`'s and `publish`'s typed
 /// confirmations do when they are not given — a script's `review ID && run ID`
