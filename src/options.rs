@@ -214,6 +214,31 @@ pub fn level_dbfs(text: &str) -> Result<f64, String> {
     ))
 }
 
+/// SoapySDR device args as typed after `-d`/`--device`: `KEY=VALUE[,KEY=VALUE…]`.
+/// A bare word (`-d hackrf`) is refused naming the fix (`driver=hackrf`): SoapySDR
+/// takes it as a key with no value that most modules ignore, so it matched
+/// whichever radio was found first.
+pub fn device(s: &str) -> Result<String, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let Some(word) = parts.iter().find(|p| !p.is_empty() && !p.contains('=')) else {
+        return Ok(s.to_owned());
+    };
+    // A lone word with no driver named is a driver's name typed without `driver=`.
+    let fix = if parts
+        .iter()
+        .any(|p| p.split('=').next().map(str::trim) == Some("driver"))
+    {
+        format!("give it a value (`{word}=…`) or drop it")
+    } else {
+        format!("`driver={word}`")
+    };
+    Err(format!(
+        "{word:?} is not KEY=VALUE: device args are SoapySDR's KEY=VALUE[,KEY=VALUE…] \
+         (e.g. driver=hackrf,serial=…) — fix: {fix} (`rxnode inventory --dry-run` lists each \
+         radio's args)"
+    ))
+}
+
 /// A gain as typed: a number of dB (`20`), per element (`LNA=24,VGA=20`), or a
 /// JSON object (`{"LNA": 24}`, as a plan step writes it).
 pub fn gain(s: &str) -> Result<GainSpec, String> {

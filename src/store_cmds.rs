@@ -3,7 +3,9 @@
 //! did; these print it (JSON with `--json`).
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
-use crate::store::node::{check_name, load_file, set_name, set_publish_ref, PublishRef};
+use crate::store::node::{
+    check_name, load_file, set_name, set_name_fix, set_publish_ref, PublishRef,
+};
 use crate::store::paths::Paths;
 use crate::store::rebuild::{rebuild, Rebuild};
 use anyhow::Result;
@@ -212,7 +214,7 @@ pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
         },
         |_| match (&name, &branch) {
             (Some(n), Some(b)) => format!("node name: {n}\npublishes to: {b} ({})\n", what(layout)),
-            _ => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
+            _ => format!("this node has no name; {}\n", set_name_fix(&paths)),
         },
     )?;
     Ok(Outcome::Done)

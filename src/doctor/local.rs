@@ -246,15 +246,32 @@ pub(super) fn node_name(paths: &Paths) -> Check {
             ),
             "",
         ),
-        Ok(None) => check(
-            CheckName::NodeName,
-            Verdict::Warn,
-            format!(
-                "no name set ({} is missing): a publish would be refused",
-                paths.node_name().display()
+        Ok(None) => match crate::store::paths::worktree_of_node(&paths.repo) {
+            // A linked worktree of the node: the name is there, and so is rxnode's place.
+            Some(main) => check(
+                CheckName::NodeName,
+                Verdict::Fail,
+                format!(
+                    "no name set ({} is missing): this checkout is a linked Git worktree of the \
+                     RX node {}, whose name, policy and state are in its own .local/",
+                    paths.node_name().display(),
+                    main.display()
+                ),
+                &format!(
+                    "run rxnode in {m} (`rxnode --repo {m} …`); a second node needs a clone of its own",
+                    m = main.display()
+                ),
             ),
-            FIX,
-        ),
+            None => check(
+                CheckName::NodeName,
+                Verdict::Warn,
+                format!(
+                    "no name set ({} is missing): a publish would be refused",
+                    paths.node_name().display()
+                ),
+                FIX,
+            ),
+        },
         Err(e) => check(CheckName::NodeName, Verdict::Fail, format!("{e:#}"), FIX),
     }
 }

@@ -273,8 +273,8 @@ fn log(paths: &Paths, ledger_on: bool, e: Entry) {
 /// `capture` options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CaptureOptions {
-    /// SoapySDR device args.
-    #[arg(short = 'd', long)]
+    /// SoapySDR device args (`driver=hackrf,serial=…`).
+    #[arg(short = 'd', long, value_parser = crate::options::device)]
     pub device: String,
     /// Centre frequency, Hz (SI suffixes: `100M`, `433.92MHz`, `2.4G`).
     #[arg(short = 'f', long, value_parser = crate::options::frequency)]

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClkinCompareOptions {
     /// SoapySDR device args, twice: MASTER first, then SLAVE.
-    #[arg(short = 'd', long = "device", required = true, value_name = "ARGS")]
+    #[arg(short = 'd', long = "device", required = true, value_name = "ARGS", value_parser = crate::options::device)]
     pub devices: Vec<String>,
     /// Centre frequency both radios tune to, Hz (`100M`, `433.92MHz`).
     #[arg(short = 'f', long, value_parser = crate::options::frequency)]

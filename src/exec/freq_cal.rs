@@ -345,8 +345,8 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
 /// `rxnode clkin calibrate` options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateOptions {
-    /// SoapySDR device args.
-    #[arg(short = 'd', long)]
+    /// SoapySDR device args (`driver=hackrf,serial=…`).
+    #[arg(short = 'd', long, value_parser = crate::options::device)]
     pub device: String,
     /// The broadcast signal to measure.
     #[arg(long, value_parser = crate::options::cal_method())]

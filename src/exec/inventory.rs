@@ -53,7 +53,7 @@ pub struct InventoryOptions {
     #[arg(long)]
     pub dry_run: bool,
     /// SoapySDR device args to filter devices (e.g. `driver=hackrf`).
-    #[arg(short = 'd', long = "device", alias = "args", default_value = "")]
+    #[arg(short = 'd', long = "device", alias = "args", default_value = "", value_parser = crate::options::device)]
     pub args: String,
 }
 

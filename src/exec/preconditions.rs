@@ -111,22 +111,33 @@ fn approval_of(paths: &Paths, ids: &str) -> Result<Approval> {
     }
     let Some(approval) = st.approvals.get(ids).cloned() else {
         let why = match st.tasks.get(ids).map(|r| r.status) {
-            Some(TaskStatus::Deferred) => "it is deferred (use `rxnode review` to decide)",
-            Some(TaskStatus::Pending) => "it is pending: nobody approved it",
-            Some(TaskStatus::Rejected) => "it was rejected",
-            Some(TaskStatus::Withdrawn) => "the main PC withdrew it (deleted the task file)",
-            Some(TaskStatus::NotForThisNode) => "it is not for this node (TARGET_NODES)",
-            _ => "it is unknown to this node",
-        };
-        let hint = match st.tasks.get(ids) {
-            None => st.other_case_hint(ids),
-            Some(_) => String::new(),
+            Some(TaskStatus::Deferred) => format!(
+                "it is deferred — fix: `rxnode review {ids}` and answer A (approve), then run it again"
+            ),
+            Some(TaskStatus::Pending) => format!(
+                "it is pending: nobody approved it — fix: answer A at the watcher's prompt \
+                 (`rxnode watch`), or `rxnode review {ids}`, then run it again"
+            ),
+            Some(TaskStatus::Rejected) => "it was rejected".to_owned(),
+            Some(TaskStatus::Withdrawn) => {
+                "the main PC withdrew it (deleted the task file)".to_owned()
+            }
+            Some(TaskStatus::NotForThisNode) => {
+                "it is not for this node (TARGET_NODES)".to_owned()
+            }
+            _ => match st.other_case_hint(ids) {
+                hint if hint.is_empty() => "it is unknown to this node: no watcher here has seen \
+                    it — fix: `rxnode watch` fetches the watched branch and shows each new task \
+                    for approval ([A]); approved, it runs with `rxnode run`"
+                    .to_owned(),
+                hint => format!("it is unknown to this node{hint}"),
+            },
         };
         return Err(refuse(
             paths,
             ids,
             None,
-            format!("task {ids} is not approved: {why}{hint}"),
+            format!("task {ids} is not approved: {why}"),
         ));
     };
     // `state::load` refused any approval this node did not sign; checked again

@@ -45,6 +45,7 @@ fn read_line_exact(prompt: &str) -> Result<Option<String>> {
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
 fn acquire_run_lock(paths: &Paths, id: &str) -> Result<Lock> {
+    crate::store::node::refuse_worktree_of_node(paths, &crate::store::lock::run_command(id))?;
     Lock::acquire_at(
         paths,
         paths.run_lock(),

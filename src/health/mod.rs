@@ -134,6 +134,11 @@ fn render_listing(listing: &Listing) -> String {
 /// when any failed or could not be tested. Each radio's lock is held while it is
 /// tested (one process per radio; docs/operator.md).
 pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
+    // Checked as every radio command's `--device` is, before anything is opened.
+    for d in devices {
+        crate::options::device(d)
+            .map_err(|e| crate::exit::bad_input(format!("health test: device args {d:?}: {e}")))?;
+    }
     let paths = ctx.paths();
     crate::store::trust::prepare(&paths)?;
     let (policy, _) = crate::store::policy::load(&paths)?;

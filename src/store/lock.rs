@@ -263,6 +263,9 @@ impl Lock {
         path: std::path::PathBuf,
         command: &str,
     ) -> Result<Lock> {
+        // A linked worktree of a node is not a node: its `.local/` would be a
+        // second, empty one (no policy, no state) deciding the same tasks.
+        crate::store::node::refuse_worktree_of_node(paths, command)?;
         // Nothing is created before the trust root is checked and every file
         // this takes (the lock, its guard, its temp file) is ignored by Git:
         // a refusal writes nothing.

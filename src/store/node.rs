@@ -106,10 +106,10 @@ pub(crate) fn load_file(paths: &Paths) -> Result<Option<NodeFile>> {
 /// ledger. Returns the previous layout.
 pub(crate) fn set_publish_ref(paths: &Paths, layout: PublishRef) -> Result<PublishRef> {
     let Some(mut f) = load_file(paths)? else {
-        return Err(refused(
-            "this node has no name, and where it publishes is kept with its name; \
-             set one first with `rxnode node set-name NAME`",
-        ));
+        return Err(refused(format!(
+            "this node has no name, and where it publishes is kept with its name; {}",
+            set_name_fix(paths)
+        )));
     };
     let old = f.publish_ref;
     if old != layout {
@@ -143,16 +143,52 @@ pub(crate) fn name_for_result(paths: &Paths) -> Option<String> {
 pub(crate) fn require_name(paths: &Paths, what: &str) -> Result<String> {
     load_name(paths)?.ok_or_else(|| {
         refused(format!(
-            "this node has no name, so {what} could not say which node answered; \
-             set one once with `rxnode node set-name NAME` (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)"
+            "this node has no name, so {what} could not say which node answered; {}",
+            set_name_fix(paths)
         ))
     })
+}
+
+/// What to do when this checkout has no node name: set one — unless the checkout
+/// is a linked Git worktree of an RX node, whose name, policy and state are in the
+/// main work tree's `.local/` (each work tree has its own): then rxnode belongs
+/// there, and a name set here would make a second node of the same repository.
+pub(crate) fn set_name_fix(paths: &Paths) -> String {
+    match crate::store::paths::worktree_of_node(&paths.repo) {
+        Some(main) => format!(
+            "this checkout is a linked Git worktree of the RX node {main}, and each work tree \
+             keeps its own .local/ (the node's name, policy and state are in {local}) — \
+             fix: run rxnode in {main} (`rxnode --repo {main} …`); a second node needs a clone \
+             of its own (`git clone`), not a worktree that shares the node's branches",
+            main = main.display(),
+            local = main.join(".local").display()
+        ),
+        None => "set one once with `rxnode node set-name NAME` \
+                 (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)"
+            .to_owned(),
+    }
+}
+
+/// A refusal (exit 3) of `command` in a linked Git worktree of an RX node: its
+/// `.local/` would be a second, empty one (no name, no policy, no state) deciding
+/// and running the node's tasks in the node's repository.
+pub(crate) fn refuse_worktree_of_node(paths: &Paths, command: &str) -> Result<()> {
+    if crate::store::paths::worktree_of_node(&paths.repo).is_none() {
+        return Ok(());
+    }
+    Err(refused(format!(
+        "`rxnode {command}` not started, nothing was written: {}",
+        set_name_fix(paths)
+    )))
 }
 
 /// Set this node's name (the caller checked it with [`check_name`]): `.local/` made
 /// ignored first, a damaged regular node file replaced, the change in the ledger.
 /// Returns the previous name.
 pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
+    // A linked worktree of a node shares its repository (branches, remote refs):
+    // named, it would be a second node fighting the first over them.
+    refuse_worktree_of_node(paths, &format!("node set-name {name}"))?;
     // The node's checkout: `.local/` is made ignored before anything is written in it.
     let repo = crate::git::ops::open(&paths.repo)?;
     crate::git::ops::ensure_local_excluded(&repo)?;

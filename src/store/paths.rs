@@ -155,6 +155,30 @@ pub(crate) fn checkout_of(repo: &Path) -> PathBuf {
     }
 }
 
+/// The main work tree of the RX node whose linked worktree (`git worktree add`)
+/// `repo` is: `Some` only when `repo` is a linked worktree and the main work
+/// tree's `.local/` holds a node's policy, state, ledger or name. Each work tree
+/// has its own `.local/`, so rxnode started in the linked one sees no name, no
+/// policy and no state of the node (docs/operator.md#files-under-local).
+pub(crate) fn worktree_of_node(repo: &Path) -> Option<PathBuf> {
+    let r = git2::Repository::open(repo).ok()?;
+    if !r.is_worktree() {
+        return None;
+    }
+    // A linked worktree's common directory is the main work tree's `.git`.
+    let common = r.commondir();
+    let main: PathBuf = common
+        .parent()
+        .filter(|_| common.file_name().is_some_and(|n| n == ".git"))?
+        .components()
+        .collect();
+    let local = main.join(".local");
+    NODE_FILES
+        .iter()
+        .any(|f| std::fs::symlink_metadata(local.join(f)).is_ok())
+        .then_some(main)
+}
+
 /// The top of the Git work tree `repo` lies in, when `repo` is a folder inside
 /// it and not its top (`None` at the top, in no work tree, or in a bare one).
 pub(crate) fn enclosing_top(repo: &Path) -> Option<PathBuf> {

@@ -34,6 +34,7 @@ pub(crate) enum Rebuild {
 /// refused the same way. What the ledger does not hold — the last poll — is
 /// carried over from the replaced state when it can be read.
 pub(crate) fn rebuild(paths: &Paths) -> Result<Rebuild> {
+    crate::store::node::refuse_worktree_of_node(paths, "state rebuild")?;
     let _watcher = crate::store::lock::Lock::acquire(paths, "state rebuild").map_err(|e| {
         refused(format!(
             "state rebuild needs the node idle: {e:#} — fix: stop that watcher (Ctrl-C in its \

@@ -124,6 +124,8 @@ pub(crate) struct Flow<'a> {
     /// `watch --no-prompt`: queue new tasks and never prompt (approve them with
     /// `rxnode review`).
     pub(crate) no_prompt: bool,
+    /// `rxnode review`: the prompt's `[S]` stops the review, not a watcher.
+    pub(crate) review: bool,
     /// Where and how the flow speaks: text, or JSON Lines under `--json`.
     pub(crate) shell: Shell,
     /// What this flow last recorded as the poll's result (`last_poll` in state).
@@ -168,6 +170,7 @@ impl<'a> Flow<'a> {
             io,
             dry_run: repo.is_none(),
             no_prompt: false,
+            review: false,
             shell: Shell::default(),
             polled: None,
         }
@@ -299,6 +302,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         return dry_run::dry_run(ctx, args);
     }
     let paths = ctx.paths();
+    crate::store::node::refuse_worktree_of_node(&paths, watcher_command(args))?;
     let repo = ops::open(&ctx.repo)?;
     ops::ensure_local_excluded(&repo)?;
     // Nothing trusted that Git could supply: loading the state checks the

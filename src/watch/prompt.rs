@@ -16,6 +16,11 @@ use rxnode_interlock::{
     required_phrase, sha256_hex, AuthorizationKind, RiskLevel, ValidTask, MAX_TASK_BYTES,
 };
 
+/// The watcher's menu.
+pub(crate) const WATCH_MENU: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
+/// `rxnode review`'s menu: `[S]` leaves the task undecided and ends the review.
+pub(crate) const REVIEW_MENU: &str = "[A] Approve  [D] Defer  [S] Stop review";
+
 impl Flow<'_> {
     /// Record the task as pending, show it, and ask.
     pub(crate) fn prompt(&mut self, found: &Found<'_>) -> Result<Decision> {
@@ -56,8 +61,14 @@ impl Flow<'_> {
         };
         self.show(found, &sig_line)?;
         ledger::append(&self.paths, &task_line(Event::Prompted, task, commit))?;
+        // `[S]` ends what asked: the watcher, or a review (which has no watcher to stop).
+        let (menu, stopping) = if self.review {
+            (REVIEW_MENU, "stopping the review")
+        } else {
+            (WATCH_MENU, "stopping the watcher")
+        };
         loop {
-            self.say("[A] Approve  [D] Defer  [S] Stop watcher");
+            self.say(menu);
             // Under `--json` stdout carries JSON lines only: the `> ` for a person at a
             // terminal goes to stderr, and a program answering on a pipe gets none.
             let (prompt, to) = if !self.shell.json() {
@@ -98,7 +109,7 @@ impl Flow<'_> {
                 "d" | "defer" => return self.defer(task, commit),
                 "s" | "stop" => {
                     self.stopped(task, "operator chose [S]")?;
-                    self.say(format!("stopping the watcher; {left}"));
+                    self.say(format!("{stopping}; {left}"));
                     return Ok(Decision::Stop);
                 }
                 other => self.say(format!("unknown answer {other:?}: type A, D or S")),

@@ -27,6 +27,7 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let mut io = Io::new()?;
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
     flow.shell = ctx.shell();
+    flow.review = true;
     // (`reprompt` checks the status under the lock: nothing decided meanwhile
     // is prompted again.)
     match flow.reprompt(&id)? {
@@ -180,6 +181,7 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
     // The run lock, as `run` takes it: a run of the task, or a second
     // `mark-completed`, would otherwise write the same outbox at the same time
     // (both stage in one folder, and each clears it when it starts).
+    crate::store::node::refuse_worktree_of_node(&paths, &format!("mark-completed {id}"))?;
     let _lock = Lock::acquire_at(&paths, paths.run_lock(), &format!("mark-completed {id}"))
         .map_err(|e| {
             if e.downcast_ref::<crate::exit::Refused>().is_some() {

@@ -344,7 +344,7 @@ fn json_mode_covers_usage_errors_and_the_version() {
         ),
         (
             &[
-                "--json", "capture", "-d", "x", "-r", "1M", "-t", "1", "-f", "nonsense",
+                "--json", "capture", "-d", "driver=x", "-r", "1M", "-t", "1", "-f", "nonsense",
             ],
             "frequency-hz",
         ),
@@ -353,7 +353,7 @@ fn json_mode_covers_usage_errors_and_the_version() {
                 "--json",
                 "sweep",
                 "-d",
-                "x",
+                "driver=x",
                 "--start-hz",
                 "1M",
                 "--stop-hz",
@@ -461,4 +461,44 @@ fn a_sim_module_that_cannot_be_installed_is_a_json_error_under_json() {
         msg.starts_with("--sim: ") && msg.contains(&cache.display().to_string()),
         "{e}"
     );
+}
+
+/// `-d hackrf` (a driver's name without `driver=`) is refused before any radio is
+/// opened (exit 2), naming the word and the fix; under `--sim` it used to capture
+/// from rxsim and print `capture on hackrf`.
+#[test]
+fn device_flag_with_a_bare_word_is_refused_naming_driver_equals() {
+    let d = tempfile::tempdir().unwrap();
+    for cmd in [
+        &[
+            "--sim", "capture", "-d", "hackrf", "-f", "100M", "-r", "1M", "-t", "0.1",
+        ][..],
+        &[
+            "--sim",
+            "sweep",
+            "-d",
+            "hackrf",
+            "--start-hz",
+            "88M",
+            "--stop-hz",
+            "90M",
+            "--bin-hz",
+            "10k",
+        ],
+        &["--sim", "inventory", "--dry-run", "-d", "hackrf"],
+        &["--sim", "health", "test", "hackrf"],
+    ] {
+        let out = rxnode(d.path()).args(cmd).output().unwrap();
+        expect_exit!(out, 2, "{cmd:?}");
+        let se = text(&out.stderr);
+        assert!(
+            se.contains("\"hackrf\" is not KEY=VALUE") && se.contains("fix: `driver=hackrf`"),
+            "{cmd:?}: {se}"
+        );
+        assert!(
+            !text(&out.stdout).contains("capture on"),
+            "{cmd:?}: {}",
+            show(&out)
+        );
+    }
 }

@@ -356,3 +356,34 @@ fn parse_iso(s: &str) -> time::OffsetDateTime {
     time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|e| panic!("{s:?} is not ISO 8601 with offset: {e}"))
 }
+
+/// `run` of a task that is not approved names the fix for where it stands: unknown
+/// (`run` before any `watch`) → `rxnode watch`; pending → answer A at the
+/// watcher's prompt or `rxnode review ID`; deferred → `rxnode review ID`. Nothing
+/// is run, exit 3.
+#[test]
+fn run_of_a_task_not_approved_names_the_fix_for_where_it_stands() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_NA", &lab.main_head(), &[]));
+    let cases = [
+        ("", "it is unknown to this node: no watcher here has seen it — fix: `rxnode watch`"),
+        ("s\n", "it is pending: nobody approved it — fix: answer A at the watcher's prompt (`rxnode watch`), or `rxnode review T_NA`"),
+        ("d\n", "it is deferred — fix: `rxnode review T_NA` and answer A (approve)"),
+    ];
+    for (answer, want) in cases {
+        if !answer.is_empty() {
+            expect_exit!(lab.watch_once(answer), 0);
+        }
+        let out = lab.run(&["--sim", "run", "T_NA"], "");
+        expect_exit!(out, 3, "{answer:?}");
+        let se = text(&out.stderr);
+        assert!(
+            se.contains(&format!("task T_NA is not approved: {want}")),
+            "{answer:?}: {se}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(lab.events_log()).unwrap_or_default(),
+        ""
+    );
+}

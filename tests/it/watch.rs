@@ -225,6 +225,137 @@ fn a_review_left_without_a_decision_says_the_task_stays_deferred() {
     }
 }
 
+/// `review` has no watcher to stop: its menu offers `[S] Stop review` and its [S]
+/// says it stops the review; the watcher's menu keeps `[S] Stop watcher`.
+#[test]
+fn review_menu_offers_stop_review_not_stop_watcher() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_MENU", &lab.main_head(), &[]));
+    let out = lab.watch_once("d\n");
+    expect_exit!(out, 0);
+    let so = text(&out.stdout);
+    assert!(so.contains(util::WATCH_PROMPT), "{so}");
+    let out = lab.run(&["review", "T_MENU"], "s\n");
+    expect_exit!(out, 3);
+    let so = text(&out.stdout);
+    assert!(so.contains(util::REVIEW_PROMPT), "{so}");
+    assert!(
+        so.contains("stopping the review; T_MENU stays deferred"),
+        "{so}"
+    );
+    assert!(
+        !so.contains("Stop watcher") && !so.contains("stopping the watcher"),
+        "review offers to stop a watcher: {so}"
+    );
+    assert_eq!(lab.status_of("T_MENU"), "deferred");
+}
+
+/// A `git worktree` of the RX checkout has a `.local/` of its own, empty: rxnode
+/// started there is not the node. `watch`, `review`, `run` and `node set-name`
+/// refuse (exit 3) and write nothing there; `node show` and `doctor` name the
+/// node's checkout as the fix instead of "set a name".
+#[test]
+fn a_worktree_of_the_node_is_refused_as_a_second_node_naming_the_checkout() {
+    let lab = Lab::new();
+    let named = util::run_fed(lab.rxnode().args(["node", "set-name", "LAB1"]), b"");
+    expect_exit!(named, 0);
+    let commit = lab.post(&Lab::task("T_WT", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("d\n"), 0);
+    let wt = lab.dir.path().join("rx-try");
+    util::git(
+        &lab.rx,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "try",
+            wt.to_str().unwrap(),
+            &commit,
+        ],
+    );
+    let main = lab.rx.display().to_string();
+    let fix = format!("fix: run rxnode in {main} (`rxnode --repo {main} …`)");
+    let in_wt = |args: &[&str]| {
+        let mut c = util::rxnode_cmd();
+        c.arg("--repo").arg(&wt).args(args);
+        util::run_fed(&mut c, b"a\n")
+    };
+    for args in [
+        &["watch", "--once", "--interval", "0.2"][..],
+        &["review", "T_WT"],
+        &["--sim", "run", "T_WT"],
+        &["node", "set-name", "LAB2"],
+        &["state", "rebuild"],
+        &["mark-completed", "T_WT", "--status", "PASS"],
+    ] {
+        let out = in_wt(args);
+        expect_exit!(out, 3, "{args:?}");
+        let se = text(&out.stderr);
+        assert!(
+            se.contains("not started, nothing was written: this checkout is a linked Git worktree of the RX node")
+                && se.contains(&fix)
+                && !se.contains("another")
+                && !se.contains("idle"),
+            "{args:?}: {se}"
+        );
+        assert!(
+            !wt.join(".local").exists(),
+            "{args:?} wrote {}/.local",
+            wt.display()
+        );
+    }
+    let out = in_wt(&["node", "show"]);
+    expect_exit!(out, 0);
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("this node has no name;") && so.contains(&fix),
+        "{so}"
+    );
+    assert!(!so.contains("set one once"), "{so}");
+    let out = in_wt(&["doctor"]);
+    let so = text(&out.stdout);
+    let line = so
+        .lines()
+        .position(|l| l.starts_with("FAIL node name"))
+        .unwrap_or_else(|| panic!("{so}"));
+    assert!(
+        so.lines()
+            .nth(line)
+            .is_some_and(|l| l.contains(&format!("linked Git worktree of the RX node {main}"))),
+        "{so}"
+    );
+    assert!(
+        so.lines()
+            .nth(line + 1)
+            .is_some_and(|l| l.contains(&format!("fix: run rxnode in {main}"))),
+        "{so}"
+    );
+    // The node itself is untouched: the task is still deferred there, named LAB1.
+    assert_eq!(lab.status_of("T_WT"), "deferred");
+}
+
+/// A misspelt `--branch` (a first day's typo) names the remote's branches this
+/// checkout has fetched and the fix, exit 1, nothing prompted.
+#[test]
+fn a_misspelt_branch_names_the_fetched_branches_and_the_fix() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_BR", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("s\n"), 0);
+    let out = lab.run(&["--branch", "video-devlopment", "watch", "--once"], "");
+    expect_exit!(out, 1);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains(&format!(
+            "the remote has no branch \"video-devlopment\" (deleted or renamed, or a typo?); \
+             branches of origin last fetched here: {}",
+            util::BRANCH
+        )) && se.contains("fix: pass the branch the main PC posts tasks on with `--branch NAME`"),
+        "{se}"
+    );
+    assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
+}
+
 /// `review` asks for a decision: left without one ([S], Enter at every prompt, end
 /// of input) it changes nothing and exits 3, as `run`'s and `publish`'s typed
 /// confirmations do when they are not given — a script's `review ID && run ID`

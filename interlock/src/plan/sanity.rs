@@ -108,6 +108,26 @@ impl StepCheck<'_> {
                 format!("rx-plan step {n}: device args contain control characters"),
             );
         }
+        // `hackrf` for `driver=hackrf`: SoapySDR takes a bare word as a key with no
+        // value that most modules ignore, so it matched whichever radio came first.
+        let parts: Vec<&str> = d.split(',').map(str::trim).collect();
+        if let Some(word) = parts.iter().find(|p| !p.is_empty() && !p.contains('=')) {
+            let fix = if parts
+                .iter()
+                .any(|p| p.split('=').next().map(str::trim) == Some("driver"))
+            {
+                format!("give it a value (`{word}=…`) or drop it")
+            } else {
+                format!("`driver={word}`")
+            };
+            self.push(
+                Some("device"),
+                format!(
+                    "rx-plan step {n}: device args {d:?}: {word:?} is not KEY=VALUE \
+                     (e.g. driver=hackrf,serial=…) — fix: {fix}"
+                ),
+            );
+        }
         // A plan comes from the branch: it may not name a file on this laptop for a
         // radio to read (the simulator's `replay=FILE`); replaying a recording is the
         // operator's choice on the command line.

@@ -483,8 +483,8 @@ fn physical_sanity() {
     has(
         &errs(&render(&tx, &plan(&steps(&s)))),
         Some(14),
-        None,
-        "invalid type",
+        Some("gain_db"),
+        "gain_db: invalid type",
     );
     let s = TX_STEP.replace(", \"gain_db\": 0", "");
     has(
@@ -715,4 +715,66 @@ fn device_args_that_name_a_local_file_are_refused() {
     let step = r#"{"op": "rx_capture", "device": "driver=rxsim,serial=replay1", "frequency_hz": 100e6,
                "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}"#;
     ok(&render(&rx_hdr(), &plan(&steps(step))));
+}
+
+/// `"device": "hackrf"` (a driver's name without `driver=`) is refused by field,
+/// naming the word and the fix; a bare word beside a `driver=` is refused too,
+/// without suggesting a second driver.
+#[test]
+fn device_args_with_a_bare_word_are_refused_naming_driver_equals() {
+    for (dev, fix) in [
+        ("hackrf", "fix: `driver=hackrf`"),
+        (
+            "driver=rxsim,serial",
+            "fix: give it a value (`serial=…`) or drop it",
+        ),
+    ] {
+        let step = format!(
+            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+        );
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
+        assert!(
+            e.iter().any(|i| i.field.as_deref() == Some("device")
+                && i.message.contains("is not KEY=VALUE")
+                && i.message.contains(fix)),
+            "{dev}: {e:?}"
+        );
+    }
+}
+
+/// A value of the wrong type is refused naming its field, not the value: serde's
+/// message quotes the value (`boolean `true``), which was taken for the field.
+#[test]
+fn a_plan_value_of_the_wrong_type_names_its_field() {
+    for (field, value, shown) in [
+        (
+            "duration_s",
+            "true",
+            "invalid type: boolean `true`, expected f64",
+        ),
+        (
+            "fft_size",
+            "2048.5",
+            "invalid type: floating point `2048.5`",
+        ),
+        (
+            "record_iq",
+            "\"yes\"",
+            "invalid type: string \"yes\", expected a boolean",
+        ),
+        (
+            "duration_s",
+            "\"1s\"",
+            "invalid type: string \"1s\", expected f64",
+        ),
+    ] {
+        let step = format!(
+            r#"{{"op": "rx_capture", "device": "driver=rxsim", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1, "{field}": {value}}}"#
+        )
+        .replacen(r#""duration_s": 1, "duration_s""#, r#""duration_s""#, 1);
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
+        has(&e, Some(14), Some(field), &format!("{field}: {shown}"));
+    }
 }

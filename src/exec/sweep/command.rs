@@ -110,8 +110,8 @@ fn heatmap_path_of(p: &Path) -> PathBuf {
 /// `sweep` options (docs/operator.md#sweeps-rxnode-sweep).
 #[derive(Debug, Clone, clap::Args)]
 pub struct SweepOptions {
-    /// SoapySDR device args.
-    #[arg(short = 'd', long)]
+    /// SoapySDR device args (`driver=hackrf,serial=…`).
+    #[arg(short = 'd', long, value_parser = crate::options::device)]
     pub device: String,
     /// Lowest frequency of the band, Hz (`88M`).
     #[arg(long, value_parser = crate::options::frequency)]

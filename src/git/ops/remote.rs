@@ -491,9 +491,40 @@ pub(crate) fn fetch(
     // pointer when the remote advertises no refs at all.)
     tracking_commit(repo, remote, branch)?.ok_or_else(|| {
         anyhow!(
-            "fetch {remote} {branch}: the remote has no branch {branch:?} (deleted or renamed?)"
+            "fetch {remote} {branch}: the remote has no branch {branch:?} (deleted or renamed, \
+             or a typo?){} — fix: pass the branch the main PC posts tasks on with `--branch NAME` \
+             (or RXNODE_BRANCH), or ask the main PC to push it; `rxnode doctor` lists the \
+             remote's branches",
+            known_branches(repo, remote, branch)
         )
     })
+}
+
+/// `; branches of REMOTE last fetched here: a, b` (at most 10), or nothing: the
+/// remote-tracking branches this checkout holds, to spot a misspelt name.
+fn known_branches(repo: &Repository, remote: &str, branch: &str) -> String {
+    let prefix = format!("refs/remotes/{remote}/");
+    let Ok(refs) = repo.references_glob(&format!("{prefix}*")) else {
+        return String::new();
+    };
+    let names: Vec<String> = refs
+        .flatten()
+        .filter_map(|r| {
+            r.name()
+                .and_then(|n| n.strip_prefix(&prefix))
+                .map(str::to_owned)
+        })
+        .filter(|n| n != "HEAD" && n != branch)
+        .take(10)
+        .collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; branches of {remote} last fetched here: {}",
+            names.join(", ")
+        )
+    }
 }
 
 /// The lock files libgit2 (1.9) creates while [`fetch`] runs: the tracking

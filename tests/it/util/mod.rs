@@ -24,7 +24,8 @@ pub use self::{
     net::{free_port, listener},
     proc::{
         expect_exit, read_lines, run_fed, run_fed_endless_line, runtime_dir, rxnode_bin,
-        rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now, Reaped, PROMPT,
+        rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now, Reaped, PROMPT, REVIEW_PROMPT,
+        WATCH_PROMPT,
     },
     sign::{git_raw, Key},
 };

@@ -6,8 +6,12 @@ use std::process::{Child, Command, Output, Stdio};
 /// The rxnode binary cargo built for these tests.
 pub const RXNODE: &str = env!("CARGO_BIN_EXE_rxnode");
 
-/// The watcher's decision prompt.
-pub const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
+/// The decision prompt of `watch` and of `review`: the words both menus share.
+pub const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop";
+/// The watcher's menu.
+pub const WATCH_PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
+/// `review`'s menu: it has no watcher to stop.
+pub const REVIEW_PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop review";
 
 /// The calling test thread's own folder for `RXNODE_RADIO_LOCK_DIR`: rxnode keeps
 /// its radio locks there (`rxnode/radio-locks/`), so every rxnode one test starts

@@ -1,7 +1,7 @@
 //! `--json watch` speaks JSON Lines (docs/protocol.md#7-exit-status): every line on
 //! stdout is one object (a message, or a task shown for a decision), every line on
 //! stderr a warning object; no text for a person reaches either stream.
-use crate::util::{text, Lab, PROMPT};
+use crate::util::{text, Lab, WATCH_PROMPT};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -54,7 +54,7 @@ fn json_watch_prints_one_object_per_line_prompt_and_approval_included() {
             Said::Prompt { .. } => None,
         })
         .collect();
-    assert!(messages.contains(&PROMPT), "{messages:?}");
+    assert!(messages.contains(&WATCH_PROMPT), "{messages:?}");
     assert!(
         messages
             .iter()

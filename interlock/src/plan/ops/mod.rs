@@ -91,11 +91,30 @@ pub(crate) fn de<T: serde::de::DeserializeOwned>(
     op: &str,
     chk: &mut StepCheck<'_>,
 ) -> Option<T> {
+    // serde names a value of the wrong type, not its field: kept to find the field.
+    let fields = rest.clone();
     match serde_json::from_value::<T>(Value::Object(rest)) {
         Ok(t) => Some(t),
         Err(e) => {
             let msg = e.to_string();
-            let field = msg.split('`').nth(1);
+            let (field, msg) =
+                if msg.starts_with("invalid type: ") || msg.starts_with("invalid value: ") {
+                    // The field whose value serde quotes; one only, or none is named.
+                    let mut of = fields
+                        .iter()
+                        .filter(|(_, v)| {
+                            let shown = unexpected(v);
+                            msg.starts_with(&format!("invalid type: {shown},"))
+                                || msg.starts_with(&format!("invalid value: {shown},"))
+                        })
+                        .map(|(k, _)| k.as_str());
+                    match (of.next(), of.next()) {
+                        (Some(k), None) => (Some(k), format!("{k}: {msg}")),
+                        _ => (None, msg),
+                    }
+                } else {
+                    (msg.split('`').nth(1), msg.clone())
+                };
             chk.issues.push(Issue::new(
                 Some(chk.line),
                 field,
@@ -103,6 +122,19 @@ pub(crate) fn de<T: serde::de::DeserializeOwned>(
             ));
             None
         }
+    }
+}
+
+/// A JSON value as serde_json's "invalid type" message shows it.
+fn unexpected(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
+        Value::Number(n) => format!("integer `{n}`"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "sequence".to_owned(),
+        Value::Object(_) => "map".to_owned(),
     }
 }
 
