@@ -730,11 +730,10 @@ mod tests {
             Err(Error::Policy(m)) if m.contains("never measured") && m.contains("±20 ppm")
         ));
         // 434.775 MHz − 20 ppm is still above 433.05 MHz: only the upper edge counts.
-        let tx = pol.tx.as_mut().map(|t| {
+        assert!(pol.tx.is_some());
+        if let Some(t) = pol.tx.as_mut() {
             t.unmeasured_clock_ppm = 11.0;
-            t
-        });
-        assert!(tx.is_some());
+        }
         assert!(check_tx_unmeasured_clock(&step, &pol).is_ok());
         if let Some(t) = pol.tx.as_mut() {
             t.unmeasured_clock_ppm = 12.0;
