@@ -150,7 +150,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["lib"]:
         print(m["executable"])')" || die "cannot find the rxnode unit-test executable"
 [ -n "$LIBTEST" ] || die "cannot find the rxnode unit-test executable"
-bash scripts/windows/wine-loop.sh --unit-tests "$LIBTEST" store::winsec store::key store::lock::tests::pid_alive store::lock::tests::a_lock_naming_a_reused_pid watch::stale_locks term::msys_terminal_tests ||
+bash scripts/windows/wine-loop.sh --unit-tests "$LIBTEST" store::winsec store::key exec::guard_timer store::lock::tests::pid_alive store::lock::tests::a_lock_naming_a_reused_pid watch::stale_locks term::msys_terminal_tests ||
     die "the trust root's unit tests under Wine failed"
 bash scripts/windows/wine-loop.sh "$EXE" || die "the node's loop under Wine failed"
 echo "check-windows: ok ($(($(date +%s) - start)) s)"

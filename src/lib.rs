@@ -74,7 +74,7 @@ pub use crate::{
         inventory::{cmd_inventory, InventoryOptions},
         run::cmd_run,
         sweep::{cmd_sweep, SweepConfig, SweepOptions},
-        tx_guard::cmd_tx_guard,
+        tx_guard::{cmd_tx_guard, cmd_tx_guard_timer},
     },
     exit::{
         bad_field, bad_field_text, bad_input, code_for, error_json, error_text, is_broken_pipe,

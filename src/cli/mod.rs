@@ -142,6 +142,7 @@ impl Command {
                 | Command::Completions { .. }
                 | Command::Man
                 | Command::TxGuard { .. }
+                | Command::TxGuardTimer { .. }
                 | Command::Demo { .. }
                 | Command::Doctor { .. }
         )
@@ -177,6 +178,7 @@ impl Command {
                 | Command::Completions { .. }
                 | Command::Man
                 | Command::TxGuard { .. }
+                | Command::TxGuardTimer { .. }
         )
     }
 }
@@ -330,6 +332,15 @@ pub enum Command {
         step: usize,
         #[command(flatten)]
         source: SourceArgs,
+    },
+    /// Internal (Windows): the TX guard's kill timer, which the guard starts
+    /// for itself (docs/safety.md#the-tx-guard-process); it ends the guard at
+    /// the deadline the guard gives it on stdin.
+    #[command(name = "tx-guard-timer", hide = true)]
+    TxGuardTimer {
+        /// The guard's process ID (this process's parent).
+        #[arg(long)]
+        guard: u32,
     },
 }
 

@@ -69,5 +69,8 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::TxGuard { task_id, step, .. } => {
             rxnode::cmd_tx_guard(ctx, task_id, *step).map(|()| Outcome::Done)
         }
+        Command::TxGuardTimer { guard } => {
+            rxnode::cmd_tx_guard_timer(*guard).map(|()| Outcome::Done)
+        }
     }
 }

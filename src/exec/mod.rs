@@ -8,6 +8,8 @@ pub(crate) mod compare_cmd;
 pub(crate) mod freq_cal;
 #[cfg(windows)]
 pub(crate) mod guard_job;
+#[cfg(windows)]
+pub(crate) mod guard_timer;
 pub(crate) mod inventory;
 pub(crate) mod preconditions;
 pub(crate) mod run;

@@ -27,7 +27,10 @@
 //! The parent, for its part, kills the guard (SIGKILL) when it sees it stopped
 //! (SIGSTOP, a debugger) or late ([`crate::exec::tx`]). On Windows the guard is
 //! in a kill-on-close Job object that only `run` holds ([`crate::exec::guard_job`]):
-//! it dies with `run`, and Ctrl-C / Ctrl-Break / closing the console key it off.
+//! it dies with `run`, and Ctrl-C / Ctrl-Break / closing the console key it off;
+//! in place of the kernel's deadline, a kill-timer process of its own ends it
+//! at the permit's deadline while it and `run` are both suspended
+//! ([`crate::exec::guard_timer`]).
 use crate::context::Ctx;
 use anyhow::{anyhow, Context, Result};
 use rxnode_hw::TxReport;
@@ -49,6 +52,12 @@ pub(crate) const GUARD_GRACE: Duration = Duration::from_millis(450);
 /// and its report come first whenever the guard can run.
 #[cfg(target_os = "linux")]
 pub(crate) const KERNEL_KILL_GRACE: Duration = Duration::from_millis(470);
+/// After the permit's duration, when the guard's kill-timer process ends it
+/// (Windows, [`crate::exec::guard_timer`]): it runs whatever state the guard and
+/// `run` are in, also both suspended. 10 ms before the Linux kernel's 470 ms: the
+/// deadline reaches the timer through a pipe, a little after the activation.
+#[cfg(windows)]
+pub(crate) const TIMER_KILL_GRACE: Duration = Duration::from_millis(460);
 /// When the parent kills a guard that is still alive after the permit.
 pub(crate) const PARENT_KILL_GRACE: Duration = Duration::from_millis(490);
 /// The parent heartbeats this often.
@@ -112,7 +121,12 @@ fn reason_text() -> Option<String> {
         BY_PARENT_ASKED => "rxnode run (interrupt)".to_owned(),
         BY_PARENT_GONE => "rxnode run ended (pipe closed)".to_owned(),
         BY_PARENT_SILENT => "rxnode run stopped heartbeating (stopped or frozen)".to_owned(),
+        #[cfg(not(windows))]
         BY_NO_KILL_TIMER => "the kernel's kill timer could not be set to the permit".to_owned(),
+        #[cfg(windows)]
+        BY_NO_KILL_TIMER => {
+            "the guard's kill-timer process ended or could not be moved to the permit".to_owned()
+        }
         #[cfg(unix)]
         sig => signals::name(sig).to_owned(),
         #[cfg(not(unix))]
@@ -153,6 +167,13 @@ fn end_now(why: String) -> ! {
 /// The guard process (`rxnode tx-guard <ID> --step <n>`, started only by `rxnode run`).
 pub fn cmd_tx_guard(ctx: &Ctx, task_id: &str, step: usize) -> Result<()> {
     let start = Instant::now();
+    // Windows: the kill-timer process is started first, before the heartbeat is
+    // watched (a process start can take a while on a loaded machine), armed to
+    // the set-up bound; it is moved to the permit once the radio is open.
+    #[cfg(windows)]
+    let timer = crate::exec::guard_timer::KillTimer::arm(crate::exec::tx_watch::SETUP_LIMIT);
+    #[cfg(not(windows))]
+    let timer = NoTimer;
     #[cfg(unix)]
     signals::install();
     #[cfg(not(unix))]
@@ -188,7 +209,7 @@ pub fn cmd_tx_guard(ctx: &Ctx, task_id: &str, step: usize) -> Result<()> {
             .spawn(move || watchdog(start, &last_beat, &keyed_at))
             .context("tx-guard: cannot start the watchdog")?;
     }
-    match guarded_tone(ctx, task_id, &grant, parent, &keyed_at) {
+    match guarded_tone(ctx, task_id, &grant, parent, &keyed_at, timer) {
         Ok(msg) => {
             let hung =
                 matches!(&msg, GuardMsg::Done { report, .. } if report.state_unknown_s.is_some());
@@ -210,6 +231,32 @@ pub fn cmd_tx_guard(ctx: &Ctx, task_id: &str, step: usize) -> Result<()> {
     Ok(())
 }
 
+/// The TX guard's kill timer (`rxnode tx-guard-timer --guard <PID>`, started
+/// only by the guard on Windows; [`crate::exec::guard_timer`]). Elsewhere the
+/// kernel keeps that bound and the command refuses.
+pub fn cmd_tx_guard_timer(guard: u32) -> Result<()> {
+    #[cfg(windows)]
+    {
+        crate::exec::guard_timer::cmd_tx_guard_timer(guard)
+    }
+    #[cfg(not(windows))]
+    {
+        Err(anyhow!(
+            "tx-guard-timer (--guard {guard}): only the TX guard on Windows starts it"
+        ))
+    }
+}
+
+/// The kill-timer process the guard starts first (Windows), or nothing where the
+/// kernel keeps that bound.
+#[cfg(windows)]
+type EarlyTimer = Result<crate::exec::guard_timer::KillTimer>;
+#[cfg(not(windows))]
+type EarlyTimer = NoTimer;
+/// No kill-timer process: the kernel's timer (Linux) keeps the bound.
+#[cfg(not(windows))]
+struct NoTimer;
+
 /// Everything from the grant to the report.
 fn guarded_tone(
     ctx: &Ctx,
@@ -217,7 +264,10 @@ fn guarded_tone(
     grant: &TxGrant,
     parent: u32,
     keyed_at: &std::sync::Mutex<Option<(Instant, Duration)>>,
+    timer: EarlyTimer,
 ) -> Result<GuardMsg> {
+    #[cfg(not(windows))]
+    let NoTimer = timer;
     let paths = ctx.paths();
     crate::store::trust::prepare(&paths)?;
     let id = TaskId::parse(task_id).map_err(|e| anyhow!("{e}"))?;
@@ -287,7 +337,40 @@ fn guarded_tone(
             });
         }
     };
+    // The same bound on Windows, kept by a process of its own (no kernel kill
+    // timer there): armed before anything can key, moved at activation.
+    #[cfg(windows)]
+    let kill_timer = match timer.and_then(|t| {
+        t.set(
+            crate::exec::tx_watch::SETUP_LIMIT
+                .saturating_add(duration)
+                .saturating_add(TIMER_KILL_GRACE),
+        )
+        .map(|()| t)
+    }) {
+        Ok(t) => t,
+        Err(e) => {
+            drop(txr);
+            return Ok(GuardMsg::NotKeyed {
+                status: "BLOCKED".to_owned(),
+                detail: format!(
+                    "the TX guard's kill-timer process could not be started ({e:#}), so nothing would bound the transmission while rxnode run and its guard are both suspended: not transmitting"
+                ),
+            });
+        }
+    };
     let on_keyed = |at: Instant| {
+        #[cfg(windows)]
+        {
+            let deadline = at
+                .checked_add(duration.saturating_add(TIMER_KILL_GRACE))
+                .map_or(Duration::MAX, |d| {
+                    d.saturating_duration_since(Instant::now())
+                });
+            if kill_timer.set(deadline).is_err() {
+                key_off(BY_NO_KILL_TIMER);
+            }
+        }
         #[cfg(target_os = "linux")]
         {
             let deadline = at
@@ -398,6 +481,12 @@ fn watchdog(
     let mut off_asked: Option<Instant> = None;
     loop {
         std::thread::sleep(Duration::from_millis(5));
+        // Windows: the kill-timer process ended while the guard runs; nothing
+        // outside would bound a transmission any more.
+        #[cfg(windows)]
+        if crate::exec::guard_timer::TIMER_ENDED.load(Ordering::SeqCst) {
+            key_off(BY_NO_KILL_TIMER);
+        }
         let now = Instant::now();
         let beat = start + Duration::from_millis(last_beat.load(Ordering::SeqCst));
         if now.duration_since(beat) > HEARTBEAT_TIMEOUT {

@@ -4,7 +4,9 @@
 //! permit's deadline. The guard, for its part, keys off when this process stops
 //! heartbeating or dies ([`crate::exec::tx_guard`]). On Windows the guard is in
 //! a kill-on-close Job object that only this process holds
-//! ([`crate::exec::guard_job`]), and a stopped guard is seen only by its lateness.
+//! ([`crate::exec::guard_job`]), a suspended guard is seen by its lateness, and
+//! the guard's own kill-timer process ([`crate::exec::guard_timer`]) ends it at
+//! its deadline while both are suspended.
 use crate::exec::steps::StepCtx;
 use crate::exec::tx::unix_to_iso as unix_iso;
 use crate::exec::tx::GuardOutcome;
@@ -144,6 +146,8 @@ struct Watched {
     last: Option<GuardMsg>,
     killed: Option<String>,
     exit: Option<String>,
+    #[cfg(windows)]
+    exit_code: Option<i32>,
 }
 
 impl Watched {
@@ -182,6 +186,20 @@ impl Watched {
                 keyed_at,
                 why: format!("the guard process ended itself: {why}"),
             },
+            #[cfg(windows)]
+            (None, _)
+                if self.exit_code
+                    == i32::try_from(crate::exec::guard_timer::TIMER_KILL_CODE).ok() =>
+            {
+                GuardOutcome::Ended {
+                    keyed_at,
+                    why: format!(
+                        "the TX guard's kill-timer process ended it at its deadline (the permit's duration + {} ms, or the {} s set-up bound): neither the guard nor rxnode run ended it in time (both suspended?)",
+                        crate::exec::tx_guard::TIMER_KILL_GRACE.as_millis(),
+                        SETUP_LIMIT.as_secs()
+                    ),
+                }
+            }
             (None, _) => GuardOutcome::Ended {
                 keyed_at,
                 why: format!(
@@ -210,6 +228,10 @@ fn watch(
     loop {
         if let Some(status) = child.try_wait().context("tx-guard: wait")? {
             w.exit = Some(status.to_string());
+            #[cfg(windows)]
+            {
+                w.exit_code = status.code();
+            }
             return Ok(w);
         }
         let was_keyed = w.keyed.is_some();
