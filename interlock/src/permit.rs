@@ -678,9 +678,10 @@ mod tests {
     /// A radio measured +20 ppm fast puts a tone 5 kHz under the range's top edge
     /// 3.7 kHz over it; measured −20 ppm, or not at all, it stays inside; an
     /// uncertainty that could reach the edge counts against it.
-    #[test]
-    fn a_measured_clock_error_moves_the_span_it_is_judged_by() {
-        let step = match tx_with(
+    /// The tone 434.785 MHz (LO 434.78 MHz + 5 kHz), 5 kHz under the edge of
+    /// [`ism`]'s range.
+    fn edge_step() -> TxToneStep {
+        match tx_with(
             &TX_STEP
                 .replace("433.92e6", "434.78e6")
                 .replace("50e3", "5e3"),
@@ -690,7 +691,12 @@ mod tests {
         {
             Some(Step::TxTone(t)) => t,
             other => panic!("{other:?}"),
-        };
+        }
+    }
+
+    #[test]
+    fn a_measured_clock_error_moves_the_span_it_is_judged_by() {
+        let step = edge_step();
         let pol = ism();
         assert!(check_tx_step(&step, &pol).is_ok());
         assert!(check_tx_clock_error(&step, &pol, 0.0, 0.0).is_ok());
@@ -712,17 +718,7 @@ mod tests {
     /// `tx.unmeasured_clock_ppm` either way; 0 judges it at its nominal frequency.
     #[test]
     fn an_unmeasured_radio_is_judged_by_its_crystals_whole_tolerance() {
-        let step = match tx_with(
-            &TX_STEP
-                .replace("433.92e6", "434.78e6")
-                .replace("50e3", "5e3"),
-        )
-        .plan()
-        .map(|p| p.steps[0].clone())
-        {
-            Some(Step::TxTone(t)) => t,
-            other => panic!("{other:?}"),
-        };
+        let step = edge_step();
         let mut pol = ism();
         // 434.785 MHz × 20e-6 = 8.7 kHz: past 434.79 MHz.
         assert!(matches!(

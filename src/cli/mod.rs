@@ -451,7 +451,7 @@ mod tests {
         for (args, flag) in [
             (
                 &[
-                    "capture", "-d", "x", "-f", "100M", "-r", "2M", "-t", "1", "-g", "loud",
+                    "capture", "-d", "driver=x", "-f", "100M", "-r", "2M", "-t", "1", "-g", "loud",
                 ][..],
                 "'--gain-db <GAIN_DB>'",
             ),
@@ -459,7 +459,7 @@ mod tests {
                 &[
                     "sweep",
                     "-d",
-                    "x",
+                    "driver=x",
                     "--start-hz",
                     "88M",
                     "--stop-hz",

@@ -503,6 +503,37 @@ fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
     assert_eq!(code(&v), Some(0), "{}", show(&v));
 }
 
+/// Keep a GSM calibration of the rxsim unit `serial` running `ppm` fast (rxsim's
+/// GSM scene), as `rxnode clkin calibrate` does.
+fn calibrate_gsm(rig: &Rig, serial: &str, ppm: i32) {
+    let device =
+        format!("driver=rxsim,serial={serial},pace=0,ppm={ppm},gsm_freq=935.2e6,gsm_snr_db=10");
+    let o = util::run_fed(
+        rig.lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            &device,
+            "--method",
+            "gsm",
+            "-f",
+            "935.2M",
+            "-t",
+            "3",
+        ]),
+        b"",
+    );
+    assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
+}
+
+/// A 0.2 s tone on `device` with its LO at `frequency_hz` and the tone 5 kHz above.
+fn edge_tone_plan(device: &str, frequency_hz: &str) -> String {
+    format!(
+        r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": {frequency_hz},
+          "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
+    )
+}
+
 /// A radio's clock error moves its tone as it moves its LO: with a kept
 /// calibration of +20 ppm, a tone 5 kHz inside the allowed range by the asked
 /// frequency lands ~3.7 kHz outside it: `run` refuses before the `AUTHORIZE`
@@ -517,35 +548,11 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
         "unmeasured_clock_ppm": 2}}"#,
     );
     // The radio `serial` measured +20 ppm fast (rxsim's GSM scene), kept by the node.
-    let calibrate = |serial: &str| {
-        let device =
-            format!("driver=rxsim,serial={serial},pace=0,ppm=20,gsm_freq=935.2e6,gsm_snr_db=10");
-        let o = util::run_fed(
-            rig.lab.rxnode().arg("--sim").args([
-                "clkin",
-                "calibrate",
-                "-d",
-                &device,
-                "--method",
-                "gsm",
-                "-f",
-                "935.2M",
-                "-t",
-                "3",
-            ]),
-            b"",
-        );
-        assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
-    };
+    let calibrate = |serial: &str| calibrate_gsm(&rig, serial, 20);
     calibrate("TXCAL");
     // LO 434.78 MHz + 5 kHz: 434.785 MHz, 5 kHz under the range's 434.79 MHz edge;
     // +20 ppm puts it at 434.7937 MHz.
-    let plan = |device: &str| {
-        format!(
-            r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": 434.78e6,
-              "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
-        )
-    };
+    let plan = |device: &str| edge_tone_plan(device, "434.78e6");
     rig.post_and_approve(
         "RUN_TX_CAL",
         &red_tx(),
@@ -603,12 +610,7 @@ fn a_tone_its_radios_measured_clock_error_moves_out_of_range_is_blocked() {
 fn a_tone_an_unmeasured_radios_crystal_could_move_out_of_range_is_refused() {
     let rig = Rig::new();
     rig.set_policy(TX_POLICY_OK);
-    let plan = |device: &str, f: &str| {
-        format!(
-            r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": {f},
-              "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
-        )
-    };
+    let plan = edge_tone_plan;
     rig.post_and_approve(
         "RUN_TX_UNM",
         &red_tx(),
@@ -671,35 +673,11 @@ fn a_tone_judged_by_a_calibration_past_its_max_age_is_refused() {
         r#"{"rx": {"max_duration_s": 10, "calibration_max_age_s": 2},
  "tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#,
     );
-    let calibrate = |serial: &str| {
-        let device =
-            format!("driver=rxsim,serial={serial},pace=0,ppm=0,gsm_freq=935.2e6,gsm_snr_db=10");
-        let o = util::run_fed(
-            rig.lab.rxnode().arg("--sim").args([
-                "clkin",
-                "calibrate",
-                "-d",
-                &device,
-                "--method",
-                "gsm",
-                "-f",
-                "935.2M",
-                "-t",
-                "3",
-            ]),
-            b"",
-        );
-        assert_eq!(code(&o), Some(0), "calibrate: {}", show(&o));
-    };
+    let calibrate = |serial: &str| calibrate_gsm(&rig, serial, 0);
     calibrate("TXOLD");
     calibrate("rxsim0");
     std::thread::sleep(std::time::Duration::from_secs(3));
-    let plan = |device: &str| {
-        format!(
-            r#"{{"steps": [{{"op": "tx_tone", "device": "{device}", "frequency_hz": 434.78e6,
-              "sample_rate_hz": 1.0e6, "tone_offset_hz": 5e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
-        )
-    };
+    let plan = |device: &str| edge_tone_plan(device, "434.78e6");
     rig.post_and_approve(
         "RUN_TX_OLD",
         &red_tx(),
