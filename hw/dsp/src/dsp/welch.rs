@@ -20,6 +20,12 @@ pub(crate) use merge::SegmentCarry;
 pub trait WelchSample: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// This sample as CF32 (CS16: `v / 32768`).
     fn to_cf32(self) -> Complex<f32>;
+    /// [`Welch::feed`] for this type: a concrete function per type, so the kernels
+    /// are compiled here, optimised, whichever crate calls `feed` (a generic
+    /// function is compiled in the crate that names its type, at that crate's
+    /// optimisation level, and the kernels' intrinsics are not inlined unoptimised).
+    #[doc(hidden)]
+    fn feed_welch(w: &mut Welch, block: &[Self]);
 }
 
 /// How the kernels read a [`WelchSample`].
@@ -53,6 +59,9 @@ impl WelchSample for Complex<f32> {
     fn to_cf32(self) -> Complex<f32> {
         self
     }
+    fn feed_welch(w: &mut Welch, block: &[Self]) {
+        w.feed_as(block);
+    }
 }
 
 /// `x` as CF32 into `out` (as many as both hold): the short pieces of a block that
@@ -68,6 +77,9 @@ impl WelchSample for Complex<i16> {
     fn to_cf32(self) -> Complex<f32> {
         const SCALE: f32 = 1.0 / 32768.0;
         Complex::new(f32::from(self.re) * SCALE, f32::from(self.im) * SCALE)
+    }
+    fn feed_welch(w: &mut Welch, block: &[Self]) {
+        w.feed_as(block);
     }
 }
 
@@ -606,7 +618,13 @@ impl Welch {
 
     /// Feed a block of samples (any length, including 0): CF32, or CS16 read as
     /// `v / 32768` (see [`WelchSample`]).
+    #[inline]
     pub fn feed<E: WelchSample>(&mut self, block: &[E]) {
+        E::feed_welch(self, block);
+    }
+
+    /// [`Welch::feed`]'s work, instantiated only by [`WelchSample::feed_welch`].
+    fn feed_as<E: WelchSample>(&mut self, block: &[E]) {
         self.stats(block);
         let n = self.cfg.fft_size;
         let hop = self.hop;
