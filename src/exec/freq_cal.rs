@@ -218,7 +218,7 @@ pub(crate) fn judge(
             );
             if !complete {
                 detail.push_str(&format!(
-                    "; capture incomplete ({}, {} of {} samples, {} dropped{})",
+                    "; not every sample was analysed (stream end: {}; {} of {} samples analysed, {} dropped{})",
                     summary.stop_reason,
                     summary.samples_processed,
                     summary.samples_requested,
