@@ -779,3 +779,69 @@ fn a_replay_refuses_a_meta_that_analyze_refuses() {
         );
     }
 }
+
+/// A replay reads each SigMF key from its place in the parsed meta, as `analyze` does,
+/// never by finding its text: a `core:sample_rate` standing only in a capture segment
+/// (analyze: no core:sample_rate) and a `core:datatype` standing only in an annotation
+/// (analyze: no core:datatype) are refused naming the key and "global"; they used to be
+/// taken as the recording's (replayed at 2 MS/s, PASS). An annotation's
+/// `core:num_channels` is not the recording's either: that meta replays, as analyze reads it.
+#[test]
+fn a_replay_reads_each_key_from_its_place_as_analyze_does() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            "rate",
+            r#"{"global": {"core:datatype": "cf32_le", "core:version": "1.2.0"},
+               "captures": [{"core:sample_start": 0, "core:frequency": 100e6,
+                             "core:sample_rate": 2000000}], "annotations": []}"#,
+            r#"has no core:sample_rate in its "global" object"#,
+        ),
+        (
+            "type",
+            r#"{"global": {"core:sample_rate": 2000000, "core:version": "1.2.0"},
+               "captures": [{"core:sample_start": 0, "core:frequency": 100e6}],
+               "annotations": [{"core:sample_start": 0, "core:datatype": "cf32_le"}]}"#,
+            r#"has no core:datatype in its "global" object"#,
+        ),
+        (
+            "note",
+            r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000,
+                           "core:version": "1.2.0"},
+               "captures": [{"core:sample_start": 0, "core:frequency": 100e6}],
+               "annotations": [{"core:sample_start": 0, "core:num_channels": 2}]}"#,
+            "",
+        ),
+    ];
+    for (name, meta, refused) in cases {
+        let m = d.join(format!("{name}.sigmf-meta"));
+        std::fs::write(&m, meta).unwrap();
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
+        let analysed = run_fed(lab.rxnode().args(["analyze", m.to_str().unwrap()]), b"");
+        let out = plain_capture(&lab, &format!("replay={}", m.display()), "100M");
+        if refused.is_empty() {
+            assert_eq!(analysed.status.code(), Some(0), "{}", show(&analysed));
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
+            let c = parsed(&out);
+            assert!(
+                c.peaks
+                    .iter()
+                    .any(|p| (p.frequency_hz - 100.1e6).abs() < 2e3),
+                "{}",
+                show(&out)
+            );
+            continue;
+        }
+        assert_eq!(
+            analysed.status.code(),
+            Some(2),
+            "{name}: {}",
+            show(&analysed)
+        );
+        assert_ne!(out.status.code(), Some(0), "{name}: {}", show(&out));
+        let said = text(&out.stderr).replace("\\\"", "\"");
+        assert!(said.contains(refused), "{name}: {refused}: {}", show(&out));
+    }
+}
