@@ -351,10 +351,31 @@ class Replay {
         else if (at(0, kGnuRadio, sizeof kGnuRadio))
             what = "a GNU Radio File Meta Sink recording with attached headers, whose headers (one "
                    "before each segment)";
+        // SDRangel's .sdriq: a 32-byte header (rate u32, centre u64, start time u64, sample
+        // size u32 of 16 or 24, filler u32) closed by the CRC-32 of its first 28 bytes.
+        auto u32at = [&](size_t off) {
+            return uint32_t(h[off]) | uint32_t(h[off + 1]) << 8 | uint32_t(h[off + 2]) << 16 |
+                   uint32_t(h[off + 3]) << 24;
+        };
+        if (n >= 32 && (u32at(20) == 16 || u32at(20) == 24) && crc32(h, 28) == u32at(28))
+            throw std::runtime_error(
+                "rxsim: replay of the raw file " + path + ": it is an SDRangel .sdriq recording (" +
+                std::to_string(u32at(20)) + "-bit I/Q, its 32-byte header CRC-checked), whose header "
+                "would be streamed as samples; rxsim replays raw samples or a SigMF pair (rxnode "
+                "analyze refuses it too, naming what its header says)");
         if (!what.empty())
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
+    }
+    // The CRC-32 (IEEE 802.3, reflected, as zlib computes it) of b[0..len).
+    static uint32_t crc32(const unsigned char *b, size_t len) {
+        uint32_t crc = 0xFFFFFFFFu;
+        for (size_t i = 0; i < len; i++) {
+            crc ^= b[i];
+            for (int k = 0; k < 8; k++) crc = (crc & 1u) ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
+        }
+        return ~crc;
     }
     static std::string number(double v) {
         char b[64];

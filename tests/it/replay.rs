@@ -300,7 +300,8 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
 /// IQ WAV's 44-byte header swapped I and Q (its +100 kHz tone captured at 99.9 MHz,
 /// PASS), a `.sigmf` archive's tar headers and meta, a GNU Radio File Meta Sink
 /// header (its first bytes as GNU Radio writes them; o271 records with GNU Radio
-/// itself). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
+/// itself), an SDRangel `.sdriq` header (told by its CRC-32; analyze refuses the file
+/// naming it). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
 #[test]
 fn a_replay_refuses_a_container_given_as_a_raw_file() {
     let lab = Lab::new();
@@ -335,6 +336,27 @@ fn a_replay_refuses_a_container_given_as_a_raw_file() {
     gr.extend([0u8; 7]);
     gr.extend(&samples);
     std::fs::write(d.join("gr.cfile"), gr).unwrap();
+    // SDRangel's .sdriq header (2 MS/s, 100 MHz, 16-bit), its CRC-32 as zlib computes it.
+    let mut sdriq = Vec::new();
+    sdriq.extend(2_000_000u32.to_le_bytes());
+    sdriq.extend(100_000_000u64.to_le_bytes());
+    sdriq.extend(0u64.to_le_bytes());
+    sdriq.extend(16u32.to_le_bytes());
+    sdriq.extend(0u32.to_le_bytes());
+    let mut crc = !0u32;
+    for &b in &sdriq {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    sdriq.extend((!crc).to_le_bytes());
+    sdriq.extend(&samples);
+    std::fs::write(d.join("rec.sdriq"), sdriq).unwrap();
     std::fs::write(d.join("tone.sigmf-data"), &samples).unwrap();
     std::fs::write(
         d.join("tone.sigmf-meta"),
@@ -367,6 +389,10 @@ fn a_replay_refuses_a_container_given_as_a_raw_file() {
         ("tone.wav", "it is a WAV recording"),
         ("tone.sigmf", "it is a tar archive (a .sigmf archive"),
         ("gr.cfile", "it is a GNU Radio File Meta Sink recording"),
+        (
+            "rec.sdriq",
+            "it is an SDRangel .sdriq recording (16-bit I/Q",
+        ),
     ] {
         let out = replay(file);
         assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
