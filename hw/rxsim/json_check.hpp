@@ -2,13 +2,14 @@
 // `rxnode analyze` reads a meta by (RFC 8259 JSON, as serde_json parses it). A meta
 // analyze refuses is refused here too, naming where, never read in part by a laxer look:
 // a byte order mark, text that is not UTF-8, a number JSON does not have (`0x1A`,
-// `Infinity`, `NaN`, `+5`, `.5`, `05`: strtod reads them all), a key named twice in one
-// object (JSON readers disagree on which one wins), a syntax error, or text after the
-// document.
+// `Infinity`, `NaN`, `+5`, `.5`, `05`: strtod reads them all) or one past the largest
+// double (`1e999`, which serde_json refuses), a key named twice in one object (JSON
+// readers disagree on which one wins), a syntax error, or text after the document.
 #pragma once
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -316,6 +317,14 @@ class JsonCheck {
         else if (lit("null")) kind = Json::Null;
         else if (number()) kind = Json::Number;
         else p_ = start;
+        if (kind == Json::Number &&
+            !std::isfinite(std::strtod(t_.substr(start, p_ - start).c_str(), nullptr))) {
+            // `1e999`: JSON, but past the largest double; analyze's reader refuses it.
+            p_ = start;
+            return fail((key.empty() ? std::string("the value") : "the value of \"" + key + "\"") +
+                        " is a number out of range (past the largest double)"),
+                   false;
+        }
         if (p_ != start) {
             // `0x1A`, `1.5.2`, `nullx`: a JSON value with more after it is none.
             if (!(p_ < t_.size() && (std::isalnum((unsigned char)t_[p_]) || t_[p_] == '.' ||

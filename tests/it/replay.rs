@@ -718,8 +718,16 @@ fn a_replay_refuses_a_meta_that_analyze_refuses() {
     let d = lab.dir.path();
     let data = tone_cf32();
     let plain = meta_json("", r#", "core:frequency": 100e6"#);
-    let cases: [(&str, String, &str); 9] = [
+    let cases: [(&str, String, &str); 10] = [
         ("json", plain.clone(), ""),
+        (
+            "huge",
+            plain.replace(
+                r#""annotations": []"#,
+                r#""annotations": [{"core:sample_start": 0, "core:freq_lower_edge": 1e999}]"#,
+            ),
+            r#"the value of "core:freq_lower_edge" is a number out of range"#,
+        ),
         (
             "hexrate",
             plain.replace("2000000", "0x1E8480"),
