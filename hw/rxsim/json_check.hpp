@@ -2,22 +2,68 @@
 // `rxnode analyze` reads a meta by (RFC 8259 JSON, as serde_json parses it). A meta
 // analyze refuses is refused here too, naming where, never read in part by a laxer look:
 // a byte order mark, text that is not UTF-8, a number JSON does not have (`0x1A`,
-// `Infinity`, `NaN`, `+5`, `.5`, `05`: strtod reads them all), a key named twice in one
-// object (JSON readers disagree on which one wins), a syntax error, or text after the
-// document.
+// `Infinity`, `NaN`, `+5`, `.5`, `05`: strtod reads them all) or one past the largest
+// double (`1e999`, which serde_json refuses), a key named twice in one object (JSON
+// readers disagree on which one wins), a syntax error, or text after the document.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+#include <cstdlib>
 
 namespace rxsim {
+
+// A JSON value as parsed: the tree a replay reads each key from, at its place (the meta's
+// "global" object, its "captures" list), as `rxnode analyze` reads it; a key elsewhere (in
+// a capture segment, an annotation) is never taken for one of another place.
+struct Json {
+    enum Kind { Null, Bool, Number, String, Array, Object };
+    Kind kind = Null;
+    // A Number's value (strtod of the JSON number, which is one strtod reads alike).
+    double num = 0.0;
+    // A String's decoded text; a Number, true, false or null as written.
+    std::string text;
+    // An Array's elements, or an Object's values (their keys in `keys`, in the same order).
+    std::vector<Json> items;
+    std::vector<std::string> keys;
+    // The value of `key` when this is an object that has it; else null.
+    const Json *get(const std::string &key) const {
+        if (kind != Object) return nullptr;
+        for (size_t i = 0; i < keys.size(); i++)
+            if (keys[i] == key) return &items[i];
+        return nullptr;
+    }
+    // Whether this is a JSON number written as a whole number >= 0 (a count, as analyze
+    // reads one: no sign, fraction or exponent).
+    bool isCount() const {
+        return kind == Number && !text.empty() &&
+               text.find_first_not_of("0123456789") == std::string::npos;
+    }
+    // The value as a message shows it: a scalar as JSON writes it, else what it is.
+    std::string shown() const {
+        switch (kind) {
+        case String: return "\"" + text + "\"";
+        case Array: return "a list";
+        case Object: return "an object";
+        default: return text;
+        }
+    }
+};
 
 class JsonCheck {
   public:
     // Empty when `text` is one JSON object and nothing else; else what is wrong and where.
-    static std::string check(const std::string &text) {
+    static std::string check(const std::string &text) { return parse(text, nullptr); }
+    // As check; when the text passes and `keep` names the root object's keys to keep, out
+    // holds the document with those members (and only those: the rest, annotations among
+    // them, are checked but not kept, so a large meta is not held twice).
+    static std::string parse(const std::string &text, Json *out,
+                             const std::vector<std::string> &keep = {}) {
         if (text.size() >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
             (unsigned char)text[2] == 0xBF)
             return "it starts with a UTF-8 byte order mark (BOM, the bytes EF BB BF): JSON has "
@@ -29,9 +75,10 @@ class JsonCheck {
         if (bad != std::string::npos)
             return "it is not UTF-8 (invalid byte at offset " + std::to_string(bad) + ")";
         JsonCheck c(text);
+        c.keep_ = &keep;
         c.ws();
         if (c.p_ >= text.size() || text[c.p_] != '{') return c.fail("the document is not a JSON object");
-        if (!c.value("$", 0)) return c.err_;
+        if (!c.value("$", 0, "", out)) return c.err_;
         c.ws();
         if (c.p_ != text.size()) return c.fail("text after the JSON document");
         return "";
@@ -40,6 +87,7 @@ class JsonCheck {
   private:
     explicit JsonCheck(const std::string &t) : t_(t) {}
     const std::string &t_;
+    const std::vector<std::string> *keep_ = nullptr;
     size_t p_ = 0;
     std::string err_;
 
@@ -191,13 +239,15 @@ class JsonCheck {
         return fail("a string that does not end"), false;
     }
     // The value at p_; `path` names it ($.global, $.captures[0]) and `key` the key it is of.
-    bool value(const std::string &path, int depth, const std::string &key = "") {
+    // When out is not null, the value is built into it.
+    bool value(const std::string &path, int depth, const std::string &key, Json *out) {
         if (depth > 128) return fail("nested deeper than 128 levels"), false;
         ws();
         if (p_ >= t_.size()) return fail("a value expected"), false;
         const char c = t_[p_];
         if (c == '{') {
             p_++;
+            if (out != nullptr) out->kind = Json::Object;
             std::string keys = "\n"; // each key decoded, between newlines (a key may hold none raw)
             ws();
             if (p_ < t_.size() && t_[p_] == '}') return p_++, true;
@@ -217,7 +267,14 @@ class JsonCheck {
                 ws();
                 if (p_ >= t_.size() || t_[p_] != ':') return fail("':' expected after a key"), false;
                 p_++;
-                if (!value(path + "." + k, depth + 1, k)) return false;
+                Json *member = nullptr;
+                if (out != nullptr && (depth > 0 || std::find(keep_->begin(), keep_->end(), k) !=
+                                                        keep_->end())) {
+                    out->keys.push_back(k);
+                    out->items.emplace_back();
+                    member = &out->items.back();
+                }
+                if (!value(path + "." + k, depth + 1, k, member)) return false;
                 ws();
                 if (p_ < t_.size() && t_[p_] == ',') {
                     p_++;
@@ -229,10 +286,16 @@ class JsonCheck {
         }
         if (c == '[') {
             p_++;
+            if (out != nullptr) out->kind = Json::Array;
             ws();
             if (p_ < t_.size() && t_[p_] == ']') return p_++, true;
             for (size_t i = 0;; i++) {
-                if (!value(path + "[" + std::to_string(i) + "]", depth + 1, key)) return false;
+                Json *item = nullptr;
+                if (out != nullptr) {
+                    out->items.emplace_back();
+                    item = &out->items.back();
+                }
+                if (!value(path + "[" + std::to_string(i) + "]", depth + 1, key, item)) return false;
                 ws();
                 if (p_ < t_.size() && t_[p_] == ',') {
                     p_++;
@@ -244,14 +307,36 @@ class JsonCheck {
         }
         if (c == '"') {
             std::string s;
-            return str(s);
+            if (!str(s)) return false;
+            if (out != nullptr) out->kind = Json::String, out->text = std::move(s);
+            return true;
         }
         const size_t start = p_;
-        if (lit("true") || lit("false") || lit("null") || number()) {
+        Json::Kind kind = Json::Null;
+        if (lit("true") || lit("false")) kind = Json::Bool;
+        else if (lit("null")) kind = Json::Null;
+        else if (number()) kind = Json::Number;
+        else p_ = start;
+        if (kind == Json::Number &&
+            !std::isfinite(std::strtod(t_.substr(start, p_ - start).c_str(), nullptr))) {
+            // `1e999`: JSON, but past the largest double; analyze's reader refuses it.
+            p_ = start;
+            return fail((key.empty() ? std::string("the value") : "the value of \"" + key + "\"") +
+                        " is a number out of range (past the largest double)"),
+                   false;
+        }
+        if (p_ != start) {
             // `0x1A`, `1.5.2`, `nullx`: a JSON value with more after it is none.
             if (!(p_ < t_.size() && (std::isalnum((unsigned char)t_[p_]) || t_[p_] == '.' ||
-                                     t_[p_] == '+' || t_[p_] == '-' || t_[p_] == '_')))
+                                     t_[p_] == '+' || t_[p_] == '-' || t_[p_] == '_'))) {
+                if (out != nullptr) {
+                    out->kind = kind;
+                    out->text = t_.substr(start, p_ - start);
+                    if (kind == Json::Number) out->num = std::strtod(out->text.c_str(), nullptr);
+                    if (kind == Json::Bool) out->num = out->text == "true" ? 1.0 : 0.0;
+                }
                 return true;
+            }
             p_ = start;
         }
         return fail((key.empty() ? std::string("the value") : "the value of \"" + key + "\"") +

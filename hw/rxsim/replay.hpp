@@ -19,7 +19,11 @@
 // some state it and others do not is refused as analyze refuses it, and a replay_freq that
 // disagrees with the meta's is refused. The meta's text must first be JSON as analyze reads
 // it (json_check.hpp): a byte order mark, a number JSON does not have (`0x1A`, `Infinity`),
-// a key named twice in an object or any other syntax error is refused naming where. An
+// a key named twice in an object or any other syntax error is refused naming where. Each
+// key is then read from its place in the parsed document, as analyze reads it: the
+// recording's keys (core:datatype, core:sample_rate, ...) from "global", a segment's
+// (core:frequency, core:sample_start, core:header_bytes) from its entry in "captures"; the
+// same key elsewhere (a capture segment's core:sample_rate) is not taken for it. An
 // extension declared "optional": false in core:extensions (rxnode's own aside) is refused
 // naming it, as analyze refuses it.
 // At most kReplayMax samples are loaded.
@@ -73,54 +77,81 @@ class Replay {
             std::string stem = path_.substr(0, path_.size() - meta_ext.size());
             data = stem + data_ext;
             meta_ = stem + meta_ext;
-            std::string meta = readAll(meta_);
-            // One rule for the meta's text, analyze's: JSON (json_check.hpp), checked whole
-            // before any key of it is read by the looks below.
-            const std::string notJson = JsonCheck::check(meta);
+            const std::string meta = readAll(meta_);
+            // One rule for the meta, analyze's: its text JSON (json_check.hpp), checked whole,
+            // and each key read from its place in the parsed tree (global, captures[i]), never
+            // found by its text: a core:sample_rate in a capture segment is not the rate.
+            Json doc;
+            const std::string notJson = JsonCheck::parse(meta, &doc, {"global", "captures"});
             if (!notJson.empty())
                 throw std::runtime_error("rxsim: replay " + meta_ + ": " + notJson +
                                          " (rxnode analyze refuses it too)");
-            refuseTwice(meta, meta_);
-            refuseRequiredExtensions(meta, meta_);
-            format = jsonString(meta, "core:datatype");
-            rate_ = jsonNumber(meta, "core:sample_rate", 0.0);
-            if (format.empty() || !(rate_ > 0.0))
+            const Json *global = doc.get("global");
+            if (global == nullptr || global->kind != Json::Object)
                 throw std::runtime_error("rxsim: replay " + meta_ +
-                                         " has no core:datatype or core:sample_rate");
-            refuseMisread(meta, meta_);
-            // Each capture segment's centre, read inside `captures` only (an annotation's
-            // keys say nothing about the tuning).
+                                         " has no \"global\" object (rxnode analyze refuses it too)");
+            refuseRequiredExtensions(*global, meta_);
+            const Json *dt = global->get("core:datatype");
+            const Json *rate = global->get("core:sample_rate");
+            if (dt == nullptr || dt->kind != Json::String || dt->text.empty())
+                throw std::runtime_error("rxsim: replay " + meta_ +
+                                         " has no core:datatype in its \"global\" object (a "
+                                         "capture segment's or an annotation's is not the "
+                                         "recording's; rxnode analyze reads it there too)");
+            format = dt->text;
+            if (rate == nullptr)
+                throw std::runtime_error("rxsim: replay " + meta_ +
+                                         " has no core:sample_rate in its \"global\" object (a "
+                                         "capture segment's or an annotation's is not the "
+                                         "recording's rate; rxnode analyze reads it there too)");
+            if (!(rate->kind == Json::Number && std::isfinite(rate->num) && rate->num > 0.0))
+                throw std::runtime_error("rxsim: replay " + meta_ + ": core:sample_rate " +
+                                         rate->shown() + " is not a rate in Hz > 0");
+            rate_ = rate->num;
+            refuseMisread(*global, meta_);
+            // Each capture segment's centre and start, read inside `captures` only (an
+            // annotation's keys say nothing about the tuning).
             std::vector<double> f;
-            const std::vector<std::string> segments = captureSegments(meta);
-            for (size_t i = 0; i < segments.size(); i++) {
-                auto v = jsonNumbers(segments[i], "core:frequency");
-                if (v.size() > 1)
-                    throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
-                                             std::to_string(i) + " names core:frequency twice; "
-                                             "JSON readers disagree on which one wins");
-                if (!v.empty()) f.push_back(v[0]);
+            const Json *captures = doc.get("captures");
+            static const Json kNone;
+            const Json &segments = captures != nullptr ? *captures : kNone;
+            if (captures != nullptr && captures->kind != Json::Array)
+                throw std::runtime_error("rxsim: replay " + meta_ + ": captures is " +
+                                         captures->shown() + ", not a list of capture segments");
+            for (size_t i = 0; i < segments.items.size(); i++) {
+                const Json &seg = segments.items[i];
+                const std::string at = "capture segment " + std::to_string(i);
+                if (seg.kind != Json::Object)
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": " + at + " is " +
+                                             seg.shown() + ", not an object");
+                const Json *hdr = seg.get("core:header_bytes");
+                if (hdr != nullptr && !(hdr->kind == Json::Number && hdr->num == 0.0))
+                    refuseKey(meta_, "core:header_bytes", "is not 0 (" + at + ")");
+                if (const Json *v = seg.get("core:frequency"))
+                    f.push_back(v->kind == Json::Number ? v->num : std::nan(""));
                 // Where the segment starts, counted from the first segment's start, as analyze
                 // places it: sorted, and inside the data (checked once it is loaded).
                 // (none stated: 0, as analyze reads it).
-                auto st = jsonNumbers(segments[i], "core:sample_start");
-                if (st.empty()) st.push_back(0.0);
-                if (st.size() != 1 || !(st[0] >= 0.0) || st[0] != std::floor(st[0]))
-                    throw std::runtime_error("rxsim: replay " + meta_ + ": capture segment " +
-                                             std::to_string(i) +
-                                             ": core:sample_start named twice or not a count (a "
-                                             "whole number >= 0)");
-                if (i > 0 && st[0] < starts_.back())
+                double start = 0.0;
+                if (const Json *st = seg.get("core:sample_start")) {
+                    if (!st->isCount())
+                        throw std::runtime_error("rxsim: replay " + meta_ + ": " + at +
+                                                 " has core:sample_start " + st->shown() +
+                                                 ": not a count (a whole number >= 0)");
+                    start = st->num;
+                }
+                if (i > 0 && start < starts_.back())
                     throw std::runtime_error(
-                        "rxsim: replay " + meta_ + ": capture segment " + std::to_string(i) +
-                        " has core:sample_start " + number(st[0]) +
+                        "rxsim: replay " + meta_ + ": " + at + " has core:sample_start " +
+                        number(start) +
                         ", before the segment before it: segments must be sorted by "
                         "core:sample_start (rxnode analyze refuses it too)");
-                starts_.push_back(st[0]);
+                starts_.push_back(start);
             }
-            if (!f.empty() && f.size() != segments.size())
+            if (!f.empty() && f.size() != segments.items.size())
                 throw std::runtime_error(
-                    "rxsim: replay " + meta_ + ": " + std::to_string(segments.size() - f.size()) +
-                    " of its " + std::to_string(segments.size()) +
+                    "rxsim: replay " + meta_ + ": " + std::to_string(segments.items.size() - f.size()) +
+                    " of its " + std::to_string(segments.items.size()) +
                     " capture segments state no core:frequency while the others do; replay "
                     "streams the data file as one channel at one centre (rxnode analyze reads it)");
             for (double v : f)
@@ -147,15 +178,15 @@ class Replay {
                                              number(f[0]) + " Hz; drop replay_freq");
                 freq_ = f[0];
             }
-            sha512_ = jsonString(meta, "core:sha512");
-            if (valueAt(meta, "core:sha512") != std::string::npos) {
+            if (const Json *h = global->get("core:sha512")) {
+                sha512_ = h->kind == Json::String ? h->text : std::string();
                 std::transform(sha512_.begin(), sha512_.end(), sha512_.begin(),
                                [](unsigned char c) { return char(std::tolower(c)); });
                 const bool hex = sha512_.size() == 128 &&
                                  sha512_.find_first_not_of("0123456789abcdef") == std::string::npos;
                 if (!hex)
-                    throw std::runtime_error("rxsim: replay " + meta_ + ": core:sha512 \"" +
-                                             sha512_ + "\" is not a SHA-512 (128 hex digits)");
+                    throw std::runtime_error("rxsim: replay " + meta_ + ": core:sha512 " +
+                                             h->shown() + " is not a SHA-512 (128 hex digits)");
             }
         } else {
             format = argString(args, "replay_format", "");
@@ -234,94 +265,65 @@ class Replay {
         std::fclose(f);
         return out;
     }
-    // Every number a key holds in the meta, in order (a value that is no number: NaN).
-    static std::vector<double> jsonNumbers(const std::string &json, const std::string &key) {
-        std::vector<double> out;
-        const std::string quoted = "\"" + key + "\"";
-        for (size_t at = json.find(quoted); at != std::string::npos;
-             at = json.find(quoted, at + quoted.size())) {
-            size_t p = json.find(':', at + quoted.size());
-            if (p == std::string::npos) break;
-            p++;
-            while (p < json.size() && std::isspace((unsigned char)json[p])) p++;
-            char *end = nullptr;
-            double v = std::strtod(json.c_str() + p, &end);
-            out.push_back(end == json.c_str() + p ? std::nan("") : v);
-        }
-        return out;
+    // A key of the meta whose samples this replay, which streams the data file from its
+    // first byte as one channel at one centre, would read otherwise than `rxnode analyze`
+    // does: refused naming it.
+    [[noreturn]] static void refuseKey(const std::string &name, const std::string &key,
+                                       const std::string &why) {
+        throw std::runtime_error("rxsim: replay " + name + ": " + key + " " + why +
+                                 "; replay streams the data file from its first byte as one "
+                                 "channel at one centre (rxnode analyze reads it)");
     }
-    // A SigMF meta whose samples this replay, which streams the data file from its first
-    // byte as one channel at one centre, would read otherwise than `rxnode analyze` does:
-    // refused naming the key (several channels interleaved, headers or a footer in the
-    // data file, a data file of another name, capture segments at different centres).
-    static void refuseMisread(const std::string &meta, const std::string &name) {
-        auto refuse = [&](const std::string &key, const std::string &why) {
-            throw std::runtime_error("rxsim: replay " + name + ": " + key + " " + why +
-                                     "; replay streams the data file from its first byte as one "
-                                     "channel at one centre (rxnode analyze reads it)");
-        };
-        for (double v : jsonNumbers(meta, "core:num_channels"))
-            if (v != 1.0) refuse("core:num_channels", "is not 1");
-        for (const char *key : {"core:header_bytes", "core:trailing_bytes"})
-            for (double v : jsonNumbers(meta, key))
-                if (v != 0.0) refuse(key, "is not 0");
-        if (!jsonString(meta, "core:dataset").empty()) refuse("core:dataset", "names the data file");
+    // The global keys that make a replay misread the data file (several channels
+    // interleaved, a footer in the data file, a data file of another name): refused naming
+    // the key. (A capture segment's core:header_bytes is refused where segments are read.)
+    static void refuseMisread(const Json &global, const std::string &name) {
+        const Json *v = global.get("core:num_channels");
+        if (v != nullptr && !(v->kind == Json::Number && v->num == 1.0))
+            refuseKey(name, "core:num_channels", "is not 1");
+        v = global.get("core:trailing_bytes");
+        if (v != nullptr && !(v->kind == Json::Number && v->num == 0.0))
+            refuseKey(name, "core:trailing_bytes", "is not 0");
+        if (global.get("core:dataset") != nullptr)
+            refuseKey(name, "core:dataset", "names the data file");
     }
     // core:extensions: an extension declared "optional": false must be supported to read
     // the recording (SigMF 1.2; it may change what the samples mean). rxsim, as analyze,
     // supports only rxnode's own: another is refused naming it, and so is an entry that does
     // not say it is optional.
-    static void refuseRequiredExtensions(const std::string &meta, const std::string &name) {
-        const size_t p = valueAt(meta, "core:extensions");
-        if (p == std::string::npos) return;
+    static void refuseRequiredExtensions(const Json &global, const std::string &name) {
+        const Json *ext = global.get("core:extensions");
+        if (ext == nullptr) return;
         auto refuse = [&](const std::string &why) {
             throw std::runtime_error("rxsim: replay " + name + ": " + why +
                                      " (rxnode analyze refuses it too)");
         };
-        const size_t end = valueEnd(meta, p);
-        if (p < meta.size() && meta[p] == '{' && end != std::string::npos) {
-            // The form before SigMF 1.0: namespace -> "optional" or "required" (the meta is
-            // JSON, checked: a key, ':', a value, then ',' or '}').
-            for (size_t i = p + 1; i < end;) {
-                while (i < end && (std::isspace((unsigned char)meta[i]) || meta[i] == ',')) i++;
-                if (i >= end - 1 || meta[i] != '"') break;
-                const size_t k = valueEnd(meta, i);
-                size_t v = meta.find(':', k) + 1;
-                while (v < end && std::isspace((unsigned char)meta[v])) v++;
-                const size_t ve = valueEnd(meta, v);
-                if (k == std::string::npos || ve == std::string::npos) break;
-                if (meta.compare(v, ve - v, "\"optional\"") != 0)
-                    refuse("core:extensions names the extension " + meta.substr(i, k - i) + " as " +
-                           meta.substr(v, ve - v) + ", not \"optional\"; SigMF says a reader that "
-                           "does not support it must not read the recording, and rxsim supports "
-                           "no extension");
-                i = ve;
+        if (ext->kind == Json::Object) {
+            // The form before SigMF 1.0: namespace -> "optional" or "required".
+            for (size_t i = 0; i < ext->keys.size(); i++) {
+                const Json &v = ext->items[i];
+                if (!(v.kind == Json::String && v.text == "optional"))
+                    refuse("core:extensions names the extension \"" + ext->keys[i] + "\" as " +
+                           v.shown() + ", not \"optional\"; SigMF says a reader that does not "
+                           "support it must not read the recording, and rxsim supports no "
+                           "extension");
             }
             return;
         }
-        if (p >= meta.size() || meta[p] != '[' || end == std::string::npos)
-            refuse("core:extensions is not a list of extensions");
-        size_t i = p + 1, k = 0;
-        for (;;) {
-            while (i < end && meta[i] != '{' && meta[i] != ']') {
-                if (meta[i] != ',' && !std::isspace((unsigned char)meta[i]))
-                    refuse("core:extensions[" + std::to_string(k) + "] is not an extension");
-                i++;
-            }
-            if (i >= end || meta[i] == ']') break;
-            const size_t e = valueEnd(meta, i);
-            if (e == std::string::npos || e > end) break;
-            const std::string ext = meta.substr(i, e - i);
-            const std::string extName = jsonString(ext, "name");
-            const size_t opt = valueAt(ext, "optional");
-            const bool optional = opt != std::string::npos && ext.compare(opt, 4, "true") == 0;
+        if (ext->kind != Json::Array) refuse("core:extensions is not a list of extensions");
+        for (size_t k = 0; k < ext->items.size(); k++) {
+            const Json &e = ext->items[k];
+            if (e.kind != Json::Object)
+                refuse("core:extensions[" + std::to_string(k) + "] is not an extension");
+            const Json *n = e.get("name");
+            const std::string extName = n != nullptr && n->kind == Json::String ? n->text : "";
+            const Json *opt = e.get("optional");
+            const bool optional = opt != nullptr && opt->kind == Json::Bool && opt->num == 1.0;
             if (!optional && extName != "rxnode")
                 refuse("core:extensions[" + std::to_string(k) + "] declares the extension \"" +
                        extName + "\" without \"optional\": true; SigMF says a reader that does "
                        "not support it must not read the recording (it may change what the "
                        "samples mean), and rxsim supports no extension");
-            i = e;
-            k++;
         }
     }
     // A file that is no raw recording but a container rxnode analyze reads, whose headers
@@ -349,88 +351,36 @@ class Replay {
         else if (at(0, kGnuRadio, sizeof kGnuRadio))
             what = "a GNU Radio File Meta Sink recording with attached headers, whose headers (one "
                    "before each segment)";
+        // SDRangel's .sdriq: a 32-byte header (rate u32, centre u64, start time u64, sample
+        // size u32 of 16 or 24, filler u32) closed by the CRC-32 of its first 28 bytes.
+        auto u32at = [&](size_t off) {
+            return uint32_t(h[off]) | uint32_t(h[off + 1]) << 8 | uint32_t(h[off + 2]) << 16 |
+                   uint32_t(h[off + 3]) << 24;
+        };
+        if (n >= 32 && (u32at(20) == 16 || u32at(20) == 24) && crc32(h, 28) == u32at(28))
+            throw std::runtime_error(
+                "rxsim: replay of the raw file " + path + ": it is an SDRangel .sdriq recording (" +
+                std::to_string(u32at(20)) + "-bit I/Q, its 32-byte header CRC-checked), whose header "
+                "would be streamed as samples; rxsim replays raw samples or a SigMF pair (rxnode "
+                "analyze refuses it too, naming what its header says)");
         if (!what.empty())
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
     }
-    // The end of the JSON value (object, array, string or scalar) that starts at p, or npos.
-    static size_t valueEnd(const std::string &json, size_t p) {
-        if (p >= json.size()) return std::string::npos;
-        int depth = 0;
-        bool str = false;
-        for (size_t i = p; i < json.size(); i++) {
-            const char c = json[i];
-            if (str) {
-                if (c == '\\') i++;
-                else if (c == '"') {
-                    str = false;
-                    if (depth == 0) return i + 1;
-                }
-            } else if (c == '"') str = true;
-            else if (c == '{' || c == '[') depth++;
-            else if (c == '}' || c == ']') {
-                if (depth == 0) return i; // a scalar's end: the container closing
-                if (--depth == 0) return i + 1;
-            } else if (depth == 0 && (c == ',' || std::isspace((unsigned char)c))) return i;
+    // The CRC-32 (IEEE 802.3, reflected, as zlib computes it) of b[0..len).
+    static uint32_t crc32(const unsigned char *b, size_t len) {
+        uint32_t crc = 0xFFFFFFFFu;
+        for (size_t i = 0; i < len; i++) {
+            crc ^= b[i];
+            for (int k = 0; k < 8; k++) crc = (crc & 1u) ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
         }
-        return std::string::npos;
-    }
-    // The text of each object in the meta's `captures` array, in order (none when it has none).
-    static std::vector<std::string> captureSegments(const std::string &meta) {
-        std::vector<std::string> out;
-        size_t p = valueAt(meta, "captures");
-        if (p == std::string::npos || p >= meta.size() || meta[p] != '[') return out;
-        const size_t end = valueEnd(meta, p);
-        if (end == std::string::npos) return out;
-        for (size_t i = p + 1; i < end; i++) {
-            if (meta[i] != '{') continue;
-            const size_t e = valueEnd(meta, i);
-            if (e == std::string::npos || e > end) break;
-            out.push_back(meta.substr(i, e - i));
-            i = e - 1;
-        }
-        return out;
+        return ~crc;
     }
     static std::string number(double v) {
         char b[64];
         std::snprintf(b, sizeof b, "%.17g", v);
         return b;
-    }
-    // A key the replay reads once, named twice (JSON readers disagree on which one wins;
-    // analyze refuses it): refused naming it.
-    static void refuseTwice(const std::string &meta, const std::string &name) {
-        for (const char *key : {"core:datatype", "core:sample_rate", "core:sha512", "core:num_channels",
-                                "core:trailing_bytes", "core:dataset"}) {
-            const std::string quoted = std::string("\"") + key + "\"";
-            const size_t first = meta.find(quoted);
-            if (first != std::string::npos && meta.find(quoted, first + 1) != std::string::npos)
-                throw std::runtime_error("rxsim: replay " + name + ": " + key +
-                                         " is named twice; JSON readers disagree on which one wins");
-        }
-    }
-    // The text after `"key"` and its colon, or npos.
-    static size_t valueAt(const std::string &json, const std::string &key) {
-        size_t p = json.find("\"" + key + "\"");
-        if (p == std::string::npos) return p;
-        p = json.find(':', p + key.size() + 2);
-        if (p == std::string::npos) return p;
-        p++;
-        while (p < json.size() && std::isspace((unsigned char)json[p])) p++;
-        return p;
-    }
-    static std::string jsonString(const std::string &json, const std::string &key) {
-        size_t p = valueAt(json, key);
-        if (p == std::string::npos || p >= json.size() || json[p] != '"') return "";
-        size_t e = json.find('"', p + 1);
-        return e == std::string::npos ? "" : json.substr(p + 1, e - p - 1);
-    }
-    static double jsonNumber(const std::string &json, const std::string &key, double def) {
-        size_t p = valueAt(json, key);
-        if (p == std::string::npos) return def;
-        char *end = nullptr;
-        double v = std::strtod(json.c_str() + p, &end);
-        return (end == json.c_str() + p || !std::isfinite(v)) ? def : v;
     }
     // formatFrom: where the format was named (replay_format, or the meta's core:datatype).
     void load(const std::string &path, const std::string &format, const std::string &formatFrom) {

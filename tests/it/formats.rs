@@ -602,3 +602,91 @@ fn a_corrected_recordings_freq_cal_is_named_the_error_left_after_the_correction(
     let ppm = f.ppm.unwrap_or(f64::NAN);
     assert!(ppm.abs() < 0.05, "the residual: {ppm} ({})", f.detail);
 }
+
+/// An SDRangel `.sdriq` recording (`bits` 16 or 24) of a tone at +100 kHz, 2 MS/s,
+/// centre 100 MHz, amplitude 0.5 of full scale (−6 dBFS) in a little noise: its 32-byte header with its
+/// CRC-32, then 2^16 I/Q pairs (int16, or int32 holding 24-bit values), ≤ 512 KiB.
+fn sdriq(bits: u32) -> Vec<u8> {
+    let crc32 = |bytes: &[u8]| {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    };
+    let mut out = Vec::new();
+    out.extend_from_slice(&2_000_000u32.to_le_bytes());
+    out.extend_from_slice(&100_000_000u64.to_le_bytes());
+    out.extend_from_slice(&1_700_000_000_000u64.to_le_bytes());
+    out.extend_from_slice(&bits.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    let crc = crc32(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    let full = if bits == 24 {
+        f64::from(1u32 << 23)
+    } else {
+        32768.0
+    };
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut noise = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.01
+    };
+    for i in 0..1u32 << 16 {
+        let p = std::f64::consts::TAU * 0.05 * f64::from(i % 20);
+        for v in [p.cos(), p.sin()] {
+            let v = ((v * 0.5 + noise()) * full).round();
+            if bits == 24 {
+                out.extend_from_slice(&(v as i32).to_le_bytes());
+            } else {
+                out.extend_from_slice(&(v as i16).to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// An SDRangel `.sdriq` recording is refused naming what it is, by its header's CRC,
+/// never read as raw samples: `analyze x.sdriq` said only `unsupported IQ format:
+/// "sdriq"`, and `--format cs32` on a 24-bit one read its header as samples and its
+/// −6 dBFS tone as −54 dBFS (exit 0). Both files, by name or with any --format, are
+/// refused naming SDRangel, the header's rate, centre and sample size.
+#[test]
+fn an_sdrangel_sdriq_recording_is_refused_naming_what_it_is() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for bits in [16, 24] {
+        let name = format!("rec{bits}.sdriq");
+        std::fs::write(dir.path().join(&name), sdriq(bits)).unwrap_or_else(|e| panic!("{e}"));
+        for args in [
+            vec![name.as_str()],
+            vec!["--format", "cs32", "-r", "2M", "-f", "100M", name.as_str()],
+            vec!["--format", "cs16", "-r", "2M", "-f", "100M", name.as_str()],
+        ] {
+            let o = analyze(dir.path(), &args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+            let said = text(&o.stderr);
+            assert!(
+                said.contains("an SDRangel .sdriq recording")
+                    && said.contains(&format!("2000000 S/s, centre 100000000 Hz, {bits}-bit I/Q")),
+                "{args:?}: {}",
+                show(&o)
+            );
+        }
+    }
+    // The same samples without the header, as the refusal says: a 16-bit file read as
+    // cs16 gives its tone at its level.
+    let bytes = sdriq(16);
+    std::fs::write(dir.path().join("rec.cs16"), &bytes[32..]).unwrap_or_else(|e| panic!("{e}"));
+    let o = analyze(dir.path(), &["-r", "2M", "-f", "100M", "rec.cs16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    check_tone(&report(&o), 100e3, 0.5, "the 16-bit samples as cs16");
+}

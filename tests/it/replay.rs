@@ -300,7 +300,8 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
 /// IQ WAV's 44-byte header swapped I and Q (its +100 kHz tone captured at 99.9 MHz,
 /// PASS), a `.sigmf` archive's tar headers and meta, a GNU Radio File Meta Sink
 /// header (its first bytes as GNU Radio writes them; o271 records with GNU Radio
-/// itself). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
+/// itself), an SDRangel `.sdriq` header (told by its CRC-32; analyze refuses the file
+/// naming it). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
 #[test]
 fn a_replay_refuses_a_container_given_as_a_raw_file() {
     let lab = Lab::new();
@@ -335,6 +336,27 @@ fn a_replay_refuses_a_container_given_as_a_raw_file() {
     gr.extend([0u8; 7]);
     gr.extend(&samples);
     std::fs::write(d.join("gr.cfile"), gr).unwrap();
+    // SDRangel's .sdriq header (2 MS/s, 100 MHz, 16-bit), its CRC-32 as zlib computes it.
+    let mut sdriq = Vec::new();
+    sdriq.extend(2_000_000u32.to_le_bytes());
+    sdriq.extend(100_000_000u64.to_le_bytes());
+    sdriq.extend(0u64.to_le_bytes());
+    sdriq.extend(16u32.to_le_bytes());
+    sdriq.extend(0u32.to_le_bytes());
+    let mut crc = !0u32;
+    for &b in &sdriq {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    sdriq.extend((!crc).to_le_bytes());
+    sdriq.extend(&samples);
+    std::fs::write(d.join("rec.sdriq"), sdriq).unwrap();
     std::fs::write(d.join("tone.sigmf-data"), &samples).unwrap();
     std::fs::write(
         d.join("tone.sigmf-meta"),
@@ -367,6 +389,10 @@ fn a_replay_refuses_a_container_given_as_a_raw_file() {
         ("tone.wav", "it is a WAV recording"),
         ("tone.sigmf", "it is a tar archive (a .sigmf archive"),
         ("gr.cfile", "it is a GNU Radio File Meta Sink recording"),
+        (
+            "rec.sdriq",
+            "it is an SDRangel .sdriq recording (16-bit I/Q",
+        ),
     ] {
         let out = replay(file);
         assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
@@ -692,8 +718,16 @@ fn a_replay_refuses_a_meta_that_analyze_refuses() {
     let d = lab.dir.path();
     let data = tone_cf32();
     let plain = meta_json("", r#", "core:frequency": 100e6"#);
-    let cases: [(&str, String, &str); 9] = [
+    let cases: [(&str, String, &str); 10] = [
         ("json", plain.clone(), ""),
+        (
+            "huge",
+            plain.replace(
+                r#""annotations": []"#,
+                r#""annotations": [{"core:sample_start": 0, "core:freq_lower_edge": 1e999}]"#,
+            ),
+            r#"the value of "core:freq_lower_edge" is a number out of range"#,
+        ),
         (
             "hexrate",
             plain.replace("2000000", "0x1E8480"),
@@ -777,5 +811,71 @@ fn a_replay_refuses_a_meta_that_analyze_refuses() {
             "{name}: {refused}: {}",
             show(&out)
         );
+    }
+}
+
+/// A replay reads each SigMF key from its place in the parsed meta, as `analyze` does,
+/// never by finding its text: a `core:sample_rate` standing only in a capture segment
+/// (analyze: no core:sample_rate) and a `core:datatype` standing only in an annotation
+/// (analyze: no core:datatype) are refused naming the key and "global"; they used to be
+/// taken as the recording's (replayed at 2 MS/s, PASS). An annotation's
+/// `core:num_channels` is not the recording's either: that meta replays, as analyze reads it.
+#[test]
+fn a_replay_reads_each_key_from_its_place_as_analyze_does() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let data = tone_cf32();
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            "rate",
+            r#"{"global": {"core:datatype": "cf32_le", "core:version": "1.2.0"},
+               "captures": [{"core:sample_start": 0, "core:frequency": 100e6,
+                             "core:sample_rate": 2000000}], "annotations": []}"#,
+            r#"has no core:sample_rate in its "global" object"#,
+        ),
+        (
+            "type",
+            r#"{"global": {"core:sample_rate": 2000000, "core:version": "1.2.0"},
+               "captures": [{"core:sample_start": 0, "core:frequency": 100e6}],
+               "annotations": [{"core:sample_start": 0, "core:datatype": "cf32_le"}]}"#,
+            r#"has no core:datatype in its "global" object"#,
+        ),
+        (
+            "note",
+            r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000,
+                           "core:version": "1.2.0"},
+               "captures": [{"core:sample_start": 0, "core:frequency": 100e6}],
+               "annotations": [{"core:sample_start": 0, "core:num_channels": 2}]}"#,
+            "",
+        ),
+    ];
+    for (name, meta, refused) in cases {
+        let m = d.join(format!("{name}.sigmf-meta"));
+        std::fs::write(&m, meta).unwrap();
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &data).unwrap();
+        let analysed = run_fed(lab.rxnode().args(["analyze", m.to_str().unwrap()]), b"");
+        let out = plain_capture(&lab, &format!("replay={}", m.display()), "100M");
+        if refused.is_empty() {
+            assert_eq!(analysed.status.code(), Some(0), "{}", show(&analysed));
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
+            let c = parsed(&out);
+            assert!(
+                c.peaks
+                    .iter()
+                    .any(|p| (p.frequency_hz - 100.1e6).abs() < 2e3),
+                "{}",
+                show(&out)
+            );
+            continue;
+        }
+        assert_eq!(
+            analysed.status.code(),
+            Some(2),
+            "{name}: {}",
+            show(&analysed)
+        );
+        assert_ne!(out.status.code(), Some(0), "{name}: {}", show(&out));
+        let said = text(&out.stderr).replace("\\\"", "\"");
+        assert!(said.contains(refused), "{name}: {refused}: {}", show(&out));
     }
 }

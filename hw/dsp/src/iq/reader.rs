@@ -11,6 +11,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 mod gnuradio;
+mod sdriq;
 mod sigmf;
 mod wav;
 use sigmf::{archived, read_meta, sample_ranges, sigmf_meta};
@@ -316,6 +317,25 @@ impl IqReader {
             let mut r = r;
             r.check_channel(channel)?;
             return Ok(r);
+        }
+        // An SDRangel `.sdriq` recording (told by its header's CRC, whatever its name or
+        // the --format given) is refused naming it: read raw, its header would be taken
+        // as samples, and its 24-bit samples read 48 dB low as cs32.
+        if !matches!(
+            format.or_else(|| IqFormat::from_path(path).ok()),
+            Some(IqFormat::Wav | IqFormat::Sigmf)
+        ) {
+            if let Ok((mut f, _)) = open_regular(path) {
+                if let Some(h) = sdriq::header_of(&mut f) {
+                    return Err(bad(
+                        path,
+                        format!(
+                            "an SDRangel .sdriq recording{}",
+                            sdriq::refusal(&h, format.map(IqFormat::name))
+                        ),
+                    ));
+                }
+            }
         }
         // A gqrx recording's name says its layout (cf32), centre and rate.
         let gqrx = gqrx_name(path)?;
