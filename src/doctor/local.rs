@@ -15,10 +15,9 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
         // print), else the repair of the file.
         Err(e) => {
             let report = crate::exit::error_json(&e);
-            let fix = report
-                .error
-                .fix
-                .unwrap_or_else(|| policy::repair_fix(&paths.policy().display().to_string()));
+            let fix = report.error.fix.unwrap_or_else(|| {
+                rxnode_interlock::Policy::repair_fix(&paths.policy().display().to_string())
+            });
             check(CheckName::Policy, Verdict::Fail, report.error.message, &fix)
         }
         Ok((pol, source)) => {

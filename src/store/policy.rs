@@ -19,12 +19,6 @@ pub(crate) fn policy_text(bytes: Vec<u8>, name: &str) -> Result<String> {
     Policy::text_of(bytes).map_err(|e| bad_input(format!("policy {name} {e}")))
 }
 
-/// The fix of a policy file that does not parse (a trailing comma, a wrong
-/// type, an unknown key): one wording for every command and `doctor`.
-pub(crate) fn repair_fix(name: &str) -> String {
-    format!("repair {name} (docs/operator.md shows the fields)")
-}
-
 /// Load the policy; a missing file gives the defaults (TX refused); a
 /// malformed one is an error naming the file (never silently replaced).
 ///
@@ -40,8 +34,9 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
         Ok(bytes) => {
             let text = policy_text(bytes, &p.display().to_string())?;
             let name = p.display().to_string();
-            let pol = Policy::from_json(&text)
-                .map_err(|e| bad_input(format!("{name}: {e} — fix: {}", repair_fix(&name))))?;
+            let pol = Policy::from_json(&text).map_err(|e| {
+                bad_input(format!("{name}: {e} — fix: {}", Policy::repair_fix(&name)))
+            })?;
             Ok((pol, Source::File))
         }
         Err(E::Missing(e)) if e.kind() == std::io::ErrorKind::NotFound => {
