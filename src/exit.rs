@@ -262,8 +262,48 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// library's internal codes (`; class=Config (7); code=NotFound (-3)`), which
 /// say nothing to an operator; the message before them says what went wrong.
 pub fn error_text(err: &anyhow::Error) -> String {
+    let text = format!("{err:#}");
+    let text = match disk_full_note(err, &text) {
+        Some(note) => format!("{text}{note}"),
+        None => text,
+    };
     // Made terminal-safe whole: an error can carry a server's or a peer's text.
-    crate::stdout::terminal_safe(&strip_git_codes(&format!("{err:#}")), false).into_owned()
+    crate::stdout::terminal_safe(&strip_git_codes(&text), false).into_owned()
+}
+
+/// What a full disk (or a used-up quota) adds to an error that names no fix of
+/// its own: the folder whose disk is full — the one holding the file the
+/// message names just before the OS's words (`cannot write PATH: No space left
+/// on device`) — and the way out: free space, then run the command again.
+fn disk_full_note(err: &anyhow::Error, text: &str) -> Option<String> {
+    use std::io::ErrorKind;
+    let full = err.chain().find_map(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .filter(|io| matches!(io.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded))
+    })?;
+    if text.contains("fix: ") {
+        return None;
+    }
+    let os_words = full.to_string();
+    let folder = text
+        .find(&format!(": {os_words}"))
+        .and_then(|at| text[..at].rsplit(' ').next())
+        .filter(|file| file.contains('/') || file.contains('\\'))
+        .and_then(|file| std::path::Path::new(file).parent())
+        .map(|p| p.display().to_string())
+        .filter(|p| !p.is_empty());
+    let disk = folder.map_or_else(
+        || "the disk".to_owned(),
+        |f| format!("the disk holding {f}"),
+    );
+    let state = if full.kind() == ErrorKind::QuotaExceeded {
+        format!("your quota on {disk} is used up")
+    } else {
+        format!("{disk} is full")
+    };
+    Some(format!(
+        "; {state} — fix: free space on it, then run the command again"
+    ))
 }
 
 fn strip_git_codes(text: &str) -> String {
@@ -519,5 +559,79 @@ mod fix_tests {
         );
         assert_eq!(fix("x (see y) — fix: run `z`").as_deref(), Some("run `z`"));
         assert_eq!(fix("no fix named here"), None);
+    }
+}
+
+#[cfg(test)]
+mod disk_full_tests {
+    use super::{error_json, error_text};
+    use anyhow::Context;
+    use std::io::{Error, ErrorKind};
+
+    fn failed(kind: ErrorKind, context: &str) -> anyhow::Error {
+        Err::<(), _>(Error::from(kind))
+            .context(context.to_owned())
+            .unwrap_err()
+    }
+
+    /// A write that fails on a full disk (or a used-up quota) names the folder whose
+    /// disk it is and the fix — free space, then run the command again — as the
+    /// `--json` `fix` too; an error with a fix of its own keeps it alone, and any
+    /// other OS error gets nothing added.
+    #[test]
+    fn a_full_disk_names_its_folder_and_the_fix() {
+        let full = failed(
+            ErrorKind::StorageFull,
+            "cannot write ./.local/rxnode-run.lock.tmp-1",
+        );
+        let text = error_text(&full);
+        assert!(
+            text.ends_with(
+                "; the disk holding ./.local is full — fix: free space on it, then run the command again"
+            ),
+            "{text}"
+        );
+        let json = error_json(&full);
+        assert_eq!(
+            json.error.fix.as_deref(),
+            Some("free space on it, then run the command again")
+        );
+        assert!(
+            json.error
+                .message
+                .starts_with("cannot write ./.local/rxnode-run.lock.tmp-1: ")
+                && json
+                    .error
+                    .message
+                    .ends_with("the disk holding ./.local is full"),
+            "{}",
+            json.error.message
+        );
+        let quota = error_text(&failed(
+            ErrorKind::QuotaExceeded,
+            "cannot write /srv/lab/.local/x.json",
+        ));
+        assert!(
+            quota.contains("; your quota on the disk holding /srv/lab/.local is used up — fix: "),
+            "{quota}"
+        );
+        let unnamed = error_text(&failed(
+            ErrorKind::StorageFull,
+            "cannot append to the ledger",
+        ));
+        assert!(
+            unnamed.contains("; the disk is full — fix: free space on it"),
+            "{unnamed}"
+        );
+        let own = error_text(&failed(
+            ErrorKind::StorageFull,
+            "result lost — fix: keep it",
+        ));
+        assert!(!own.contains("free space on it"), "{own}");
+        let other = error_text(&failed(
+            ErrorKind::PermissionDenied,
+            "cannot write ./.local/x",
+        ));
+        assert!(!other.contains("disk"), "{other}");
     }
 }

@@ -92,7 +92,8 @@ fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
         )),
     })?;
     let text = Policy::text_of(bytes).map_err(|e| bad_input(format!("policy {name} {e}")))?;
-    let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;
+    let pol = Policy::from_json(&text)
+        .map_err(|e| bad_input(format!("{name}: {e} — fix: {}", Policy::repair_fix(&name))))?;
     Ok(Some((name, pol)))
 }
 

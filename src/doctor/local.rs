@@ -11,12 +11,15 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
     const FIX_MISSING: &str =
         "create .local/rxnode-policy.json to set this node's limits (docs/operator.md)";
     match policy::load(paths) {
-        Err(e) => check(
-            CheckName::Policy,
-            Verdict::Fail,
-            format!("{e:#}"),
-            "repair .local/rxnode-policy.json (docs/operator.md shows the fields)",
-        ),
+        // The error's own fix when it names one (the same wording the commands
+        // print), else the repair of the file.
+        Err(e) => {
+            let report = crate::exit::error_json(&e);
+            let fix = report.error.fix.unwrap_or_else(|| {
+                rxnode_interlock::Policy::repair_fix(&paths.policy().display().to_string())
+            });
+            check(CheckName::Policy, Verdict::Fail, report.error.message, &fix)
+        }
         Ok((pol, source)) => {
             let rx = &pol.rx;
             let opt = |v: Option<f64>, unit: &str| {

@@ -290,13 +290,28 @@ fn freq_cal_row(e: &FreqCalEntry) -> String {
             let (source, last) = c.parts();
             let src = source.unwrap_or("?");
             match last {
-                Some(l) => format!(
-                    "{src}; last {:+.4} ppm ({}, {}{})",
-                    l.ppm,
-                    l.method,
-                    l.time,
-                    if l.stale { ", stale" } else { "" }
-                ),
+                // The value with its uncertainty and its age, as a capture's
+                // correction line says them: a calibration is only as good as both.
+                Some(l) => {
+                    let age = match l.age_s.filter(|a| a.is_finite()) {
+                        Some(a) => format!("{} old", crate::store::calibration::fmt_age(a)),
+                        None => "age unknown".to_owned(),
+                    };
+                    let value = if l.ppm.is_finite() && l.uncertainty_ppm.is_finite() {
+                        format!(
+                            "{} (1σ)",
+                            rxnode_dsp::fmt_uncertain(l.ppm, l.uncertainty_ppm, "ppm")
+                        )
+                    } else {
+                        "— (not a finite number)".to_owned()
+                    };
+                    format!(
+                        "{src}; last {value} ({}, {}, {age}{})",
+                        l.method,
+                        l.time,
+                        if l.stale { ", stale" } else { "" }
+                    )
+                }
                 None => format!("{src}; never measured"),
             }
         })
@@ -504,6 +519,53 @@ mod tests {
             tone.keyed_off_by = Some("SIGTERM".into());
             tone.state_unknown_s = Some(0.25);
         }
+    }
+
+    /// The freq_cal table's clock cell shows the radio's last calibration as every
+    /// measured number is shown: with its one-sigma uncertainty and its age (or
+    /// "age unknown"), never the bare value.
+    #[test]
+    fn a_freq_cal_last_calibration_shows_its_sigma_and_age() {
+        let mut row = json!({"actual": {"antenna": "RX", "bandwidth_hz": 750000.0,
+            "clock_source": "internal", "frequency_hz": 935200000.0, "gain_db": 20.0,
+            "gain_elements_db": {"LNA": 16.0, "VGA": 4.0}, "sample_rate_hz": 1000000.0},
+            "bursts": 84, "bursts_used": 68, "calibration_stored": true,
+            "capture": {"dropped_samples": 0, "mean_power_dbfs": -57.8, "overflows": 0,
+                "samples_processed": 4000000, "samples_received": 4000000,
+                "samples_requested": 4000000, "stop_reason": "complete"},
+            "cell": "BCCH 935.200 MHz", "cell_uncertainty_ppm": 0.0289,
+            "clock": {"last_measurement": {"age_s": 5400.0, "method": "gsm",
+                "ppm": -12.49655405624769, "reference": "GSM BCCH 935.200 MHz",
+                "stale": false, "time": "2026-12-07T16:58:04+00:00",
+                "uncertainty_ppm": 0.029256371743489405},
+                "ppm_correction_applied": null, "radio": "driver=rxsim,serial=s",
+                "source": "internal"},
+            "confidence": 0.99, "detail": "measured", "detections": [],
+            "device": {"args": "driver=rxsim,serial=s", "driver": "rxsim",
+                "hardware_key": "rxsim", "serial": "s"},
+            "frequency_hz": 935200000.0, "measurement_uncertainty_ppm": 0.0048,
+            "method": "gsm", "nominal_offset_hz": 67708.3, "ppm": -12.49655405624769,
+            "requested": {"antenna": null, "bandwidth_hz": null, "clock_source": null,
+                "duration_s": 4.0, "frequency_hz": 935200000.0, "gain_db": 20.0,
+                "sample_rate_hz": 1000000.0},
+            "search_hz": [11595.6, 123827.7], "seconds_analysed": 4.0, "status": "PASS",
+            "step": 2, "uncertainty_ppm": 0.029256371743489405});
+        let entry: FreqCalEntry = serde_json::from_value(row.clone()).unwrap();
+        let md = freq_cal_row(&entry);
+        assert!(
+            md.contains(
+                "internal; last -12.497 ± 0.029 ppm (1σ) (gsm, 2026-12-07T16:58:04+00:00, 90.0 min old)"
+            ),
+            "{md}"
+        );
+        assert!(!md.contains("-12.4966"), "{md}");
+        row["clock"]["last_measurement"]["age_s"] = json!(null);
+        let entry: FreqCalEntry = serde_json::from_value(row).unwrap();
+        let md = freq_cal_row(&entry);
+        assert!(
+            md.contains("± 0.029 ppm (1σ) (gsm, 2026-12-07T16:58:04+00:00, age unknown)"),
+            "{md}"
+        );
     }
 
     #[test]

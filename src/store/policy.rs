@@ -33,8 +33,10 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
     match read_named_file(&p, Policy::MAX_FILE_BYTES) {
         Ok(bytes) => {
             let text = policy_text(bytes, &p.display().to_string())?;
-            let pol =
-                Policy::from_json(&text).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
+            let name = p.display().to_string();
+            let pol = Policy::from_json(&text).map_err(|e| {
+                bad_input(format!("{name}: {e} — fix: {}", Policy::repair_fix(&name)))
+            })?;
             Ok((pol, Source::File))
         }
         Err(E::Missing(e)) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -453,3 +453,53 @@ fn node_name_is_shown_by_doctor_and_status_and_a_missing_one_warns() {
     );
     assert!(status(false).contains("node:       [FAILED]"));
 }
+
+/// A policy that does not parse (a trailing comma) is named with its line and
+/// column and a fix, the same wording from a command (`--json` `fix`), from
+/// `validate --policy` and from doctor's policy check: never `"fix": null`.
+#[test]
+fn a_policy_parse_error_carries_one_fix_everywhere() {
+    let lab = Lab::new();
+    exclude_local(&lab);
+    std::fs::create_dir_all(lab.local()).unwrap();
+    let pol = lab.local().join("rxnode-policy.json");
+    std::fs::write(&pol, b"{\"rx\": {\"max_duration_s\": 10,},\n}\n").unwrap();
+    let name = format!(
+        "{}",
+        lab.rx.join(".local").join("rxnode-policy.json").display()
+    );
+    let want = format!("repair {name} (docs/operator.md shows the fields)");
+    let out = lab
+        .rxnode()
+        .args([
+            "--sim",
+            "--json",
+            "capture",
+            "-d",
+            "driver=rxsim",
+            "-f",
+            "100M",
+        ])
+        .args(["-r", "1M", "-t", "0.1"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 2);
+    let e: serde_json::Value = serde_json::from_slice(&out.stderr)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    let message = e["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("trailing comma at line 1 column 30"),
+        "{e}"
+    );
+    assert_eq!(e["error"]["fix"].as_str(), Some(want.as_str()), "{e}");
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    assert_consistent(&out, &r);
+    let p = r.get("policy");
+    assert_eq!(p.status, "FAIL", "{p:?}");
+    assert!(
+        p.detail.contains("trailing comma at line 1 column 30"),
+        "{p:?}"
+    );
+    assert!(!p.detail.contains("fix:"), "{p:?}");
+    assert_eq!(p.fix, want, "{p:?}");
+}

@@ -356,7 +356,10 @@ fn freq_cal_steps_in_a_run() {
     );
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
     assert!(md.contains("no LTE cell found"), "{md}");
-    assert!(md.contains(&format!("{ppm:+.4}")), "{md}");
+    // The number as a person is shown it: with its uncertainty, in the table and in
+    // the next step's clock cell (with the measurement's age).
+    let shown = rxnode_dsp::fmt_uncertain(ppm, rows[0].uncertainty_ppm.unwrap_or(f64::NAN), "ppm");
+    assert!(md.contains(&format!("last {shown} (1σ) (gsm, ")), "{md}");
     assert!(dir.join("FREQCAL_1.png").exists());
     let v = run_fed(lab.rxnode().args(["validate-result", "FC_RUN_1"]), b"");
     expect_exit!(v, 0);

@@ -265,6 +265,7 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
                         .unwrap_or_default();
                     format!(" ({n}: keys are ASCII{hint})")
                 })
+                .or_else(|| misspelling_of(key).map(|f| format!(" (did you mean {f}?)")))
                 .unwrap_or_default();
             issues.push(Issue::new(
                 Some(*line),
@@ -311,6 +312,52 @@ fn lookalike_of(key: &str) -> Option<&'static str> {
         }
     }
     FIELDS.iter().copied().find(|f| *f == ascii)
+}
+
+/// The known field an ASCII `key` misspells (`RF_RXX`, `TASK_TITEL`, `rf_rx`):
+/// the one nearest it, letters compared without case, when it is within two edits
+/// (insert, delete, replace, swap two neighbours) and no other field is as near.
+fn misspelling_of(key: &str) -> Option<&'static str> {
+    if !key.is_ascii() || key.len() > 64 {
+        return None;
+    }
+    let key = key.to_ascii_uppercase();
+    let mut by_distance: Vec<(usize, &'static str)> = FIELDS
+        .iter()
+        .map(|f| (edit_distance(&key, f), *f))
+        .collect();
+    by_distance.sort_unstable();
+    match by_distance.as_slice() {
+        [(d, f), rest @ ..] if *d <= 2 && rest.first().is_none_or(|(d2, _)| d2 > d) => Some(f),
+        _ => None,
+    }
+}
+
+/// Optimal string alignment distance between two ASCII strings: insertions,
+/// deletions, replacements and swaps of two neighbouring letters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// Every required field that is not there, reported on the header's first line.
@@ -564,6 +611,33 @@ fn contradictions(
 mod tests {
     use super::names::windows_reserved;
     use super::*;
+
+    /// A misspelt field (`RF_RXX`, `TASK_TITEL`, `rf_rx`) is named with the one
+    /// known field it is nearest within two edits; a key near none, or as near
+    /// two, gets no guess.
+    #[test]
+    fn a_misspelt_header_field_names_the_field_meant() {
+        assert_eq!(misspelling_of("RF_RXX"), Some("RF_RX"));
+        assert_eq!(misspelling_of("TASK_TITEL"), Some("TASK_TITLE"));
+        assert_eq!(misspelling_of("rf_rx"), Some("RF_RX"));
+        assert_eq!(misspelling_of("HARDWARE_ACESS"), Some("HARDWARE_ACCESS"));
+        assert_eq!(misspelling_of("RF_XX"), None, "as near RF_RX as RF_TX");
+        assert_eq!(misspelling_of("POWER_W"), None);
+        assert_eq!(edit_distance("AB", "BA"), 1);
+        assert_eq!(edit_distance("", "RF_RX"), 5);
+        let raw = RawHeader {
+            entries: vec![(7, "RF_RXX".to_owned(), "YES".to_owned())],
+        };
+        let mut issues = Vec::new();
+        let _ = known_fields(&raw, &mut issues);
+        assert!(
+            issues.iter().any(
+                |i| i.message == "unknown field \"RF_RXX\" (did you mean RF_RX?)"
+                    && i.line == Some(7)
+            ),
+            "{issues:?}"
+        );
+    }
 
     #[test]
     fn task_id_rules() {

@@ -289,6 +289,12 @@ impl Policy {
     /// The largest policy file read, bytes: a policy is a few hundred bytes.
     pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+    /// The fix of a policy file that does not parse (a trailing comma, a wrong
+    /// type, an unknown key): one wording for every command and `doctor`.
+    pub fn repair_fix(file: &str) -> String {
+        format!("repair {file} (docs/operator.md shows the fields)")
+    }
+
     /// A policy file's bytes as text: UTF-8; a UTF-16 file (as an editor's "Unicode"
     /// saves it) is named as such. The error completes "policy FILE …".
     pub fn text_of(bytes: Vec<u8>) -> Result<String, String> {

@@ -277,6 +277,10 @@ pub(crate) enum FreqCalClock {
 pub(crate) struct LastSeen<'a> {
     /// The radio's error, ppm.
     pub ppm: f64,
+    /// Its one-sigma uncertainty, ppm.
+    pub uncertainty_ppm: f64,
+    /// Its age when the block was made, s; `None` when not known.
+    pub age_s: Option<f64>,
     /// `gsm`, `lte`, …
     pub method: &'a str,
     /// When (ISO 8601).
@@ -293,6 +297,8 @@ impl FreqCalClock {
                 c.source.as_deref(),
                 c.last_measurement.as_ref().map(|m| LastSeen {
                     ppm: m.ppm,
+                    uncertainty_ppm: m.uncertainty_ppm,
+                    age_s: m.age_s,
                     method: &m.method,
                     time: &m.time,
                     stale: m.stale,
@@ -302,6 +308,8 @@ impl FreqCalClock {
                 c.source.as_deref(),
                 c.last_measurement.as_ref().map(|m| LastSeen {
                     ppm: m.ppm,
+                    uncertainty_ppm: m.uncertainty_ppm,
+                    age_s: m.age_s.flatten(),
                     method: &m.method,
                     time: &m.time,
                     // Not said: counted as stale, as nothing vouches for its age.

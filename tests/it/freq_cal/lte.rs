@@ -209,8 +209,10 @@ fn an_lte_freq_cal_step_in_a_run() {
     let valid: Vec<bool> = verdicts.iter().map(|v| v.1).collect();
     assert_eq!(valid, [true, false], "{verdicts:?}");
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
+    // The number as a person is shown it: with its uncertainty.
+    let shown = rxnode_dsp::fmt_uncertain(ppm, rows[0].uncertainty_ppm.unwrap_or(f64::NAN), "");
     assert!(
-        md.contains("PCI 77 at 806.0 MHz") && md.contains(&format!("{ppm:+.4}")),
+        md.contains("PCI 77 at 806.0 MHz") && md.contains(&format!("| {shown} |")),
         "{md}"
     );
     assert!(dir.join("FREQCAL_1.png").exists());
