@@ -805,7 +805,7 @@ fn no_progress_bar_on_a_dumb_terminal() {
         .env("TERM", term);
         let mut pty = crate::util::Pty::spawn(&mut cmd);
         pty.wait_for("status: PASS", 1, 60);
-        let _ = pty.child.wait();
+        pty.exited(60);
         let screen = pty.screen();
         assert_eq!(
             screen.contains("\x1b[2K") && screen.contains(" capture ["),

@@ -458,18 +458,7 @@ fn ctrl_c_at_the_authorize_prompt_refuses_and_leaves_no_lock() {
         unsafe { libc::kill(pty.child.id() as i32, libc::SIGINT) },
         0
     );
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = pty.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(20),
-            "{}",
-            pty.screen()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let status = pty.exited(20);
     assert_eq!(status.code(), Some(3), "{status:?}: {}", pty.screen());
     assert!(
         pty.screen().contains("interrupted at the prompt"),

@@ -46,14 +46,7 @@ fn capture_started(rig: &Rig) {
 /// Wait (`secs` at most) for the process on the pty to end; its exit status.
 #[cfg(unix)]
 fn exited(pty: &mut crate::util::Pty, secs: u64) -> std::process::ExitStatus {
-    let t0 = Instant::now();
-    loop {
-        if let Some(s) = pty.child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(secs), "{}", pty.screen());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    pty.exited(secs)
 }
 
 /// The status of `id`'s result on the local `rx-node`, if one is there.

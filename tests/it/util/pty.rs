@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 pub struct Pty {
     master: File,
     seen: Arc<Mutex<Vec<u8>>>,
+    /// Set when the reader has read everything the child drew (EOF or EIO).
+    drained: Arc<std::sync::atomic::AtomicBool>,
     pub child: Child,
 }
 
@@ -83,8 +85,9 @@ impl Pty {
             .spawn()
             .unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut reader = master.try_clone().unwrap();
-        let into = seen.clone();
+        let (into, done) = (seen.clone(), drained.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             // Ends with EIO once the child (the last slave holder) is gone.
@@ -94,10 +97,12 @@ impl Pty {
                 }
                 into.lock().unwrap().extend_from_slice(&buf[..n]);
             }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         Pty {
             master,
             seen,
+            drained,
             child,
         }
     }
@@ -116,6 +121,32 @@ impl Pty {
     /// How many times `needle` is on the screen.
     pub fn count(&self, needle: &str) -> usize {
         self.screen().matches(needle).count()
+    }
+
+    /// Wait until the child exits, then until everything it drew before it exited
+    /// has been read (the screen is whole: a message written just before the exit
+    /// is on it); its exit status. Panics with the screen after `secs`.
+    pub fn exited(&mut self, secs: u64) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(secs),
+                "did not exit within {secs} s; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader ends at EIO once no process holds the terminal; a grandchild
+        // that still does keeps it open, so this wait is bounded too.
+        while !self.drained.load(std::sync::atomic::Ordering::SeqCst)
+            && t0.elapsed() < Duration::from_secs(secs)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        status
     }
 
     /// Wait until `needle` is on the screen `n` times; panics with the screen after `secs`.

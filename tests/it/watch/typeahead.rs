@@ -107,18 +107,7 @@ fn a_second_line_typed_with_an_answer_on_a_raw_terminal_answers_no_later_prompt(
 
 /// Wait until the child on `pty` exits; its exit code. Panics with the screen after 30 s.
 fn exit_code(pty: &mut Pty) -> Option<i32> {
-    let t0 = Instant::now();
-    loop {
-        if let Some(s) = pty.child.try_wait().unwrap() {
-            return s.code();
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "did not exit; screen:\n{}",
-            pty.screen()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    pty.exited(30).code()
 }
 
 /// `rxnode run`'s authorization line typed before the line was asked for does
