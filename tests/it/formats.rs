@@ -607,27 +607,13 @@ fn a_corrected_recordings_freq_cal_is_named_the_error_left_after_the_correction(
 /// centre 100 MHz, amplitude 0.5 of full scale (−6 dBFS) in a little noise: its 32-byte header with its
 /// CRC-32, then 2^16 I/Q pairs (int16, or int32 holding 24-bit values), ≤ 512 KiB.
 fn sdriq(bits: u32) -> Vec<u8> {
-    let crc32 = |bytes: &[u8]| {
-        let mut crc = !0u32;
-        for &b in bytes {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xEDB8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    };
     let mut out = Vec::new();
     out.extend_from_slice(&2_000_000u32.to_le_bytes());
     out.extend_from_slice(&100_000_000u64.to_le_bytes());
     out.extend_from_slice(&1_700_000_000_000u64.to_le_bytes());
     out.extend_from_slice(&bits.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
-    let crc = crc32(&out);
+    let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     let full = if bits == 24 {
         f64::from(1u32 << 23)

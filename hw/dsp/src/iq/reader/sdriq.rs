@@ -15,18 +15,7 @@ pub(super) struct SdriqHeader {
 
 /// The CRC-32 (IEEE 802.3, reflected, as zlib computes it) of `bytes`.
 fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+    crc32fast::hash(bytes)
 }
 
 /// The header the 32 bytes `h` are, when their CRC-32 matches and the sample size is
