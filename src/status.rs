@@ -344,8 +344,8 @@ fn render_watcher(out: &mut String, r: &Report, paths: &Paths, colour: bool) {
         ),
         (None, None) => writeln!(
             out,
-            "node:       no name set: a publish would be refused; \
-             set one with `rxnode node set-name NAME`"
+            "node:       no name set: a publish would be refused; {}",
+            crate::store::node::set_name_fix(paths)
         ),
     };
     let _ = writeln!(out, "watcher:    {watcher}");

@@ -313,6 +313,15 @@ fn a_worktree_of_the_node_is_refused_as_a_second_node_naming_the_checkout() {
         "{so}"
     );
     assert!(!so.contains("set one once"), "{so}");
+    // `status` there points at the node too, never at naming this worktree.
+    let out = in_wt(&["status"]);
+    let so = text(&out.stdout);
+    assert!(
+        so.lines()
+            .any(|l| l.starts_with("node:") && l.contains(&fix)),
+        "{so}"
+    );
+    assert!(!so.contains("rxnode node set-name"), "{so}");
     let out = in_wt(&["doctor"]);
     let so = text(&out.stdout);
     let line = so
