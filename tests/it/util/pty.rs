@@ -84,6 +84,11 @@ impl Pty {
             .stderr(Stdio::from(e))
             .spawn()
             .unwrap();
+        // The command still holds the slave descriptors it was given; dropped here,
+        // the child is the last holder, so the reader sees EIO when it exits.
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut reader = master.try_clone().unwrap();
