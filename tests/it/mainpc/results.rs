@@ -404,6 +404,40 @@ fn a_result_removed_or_replaced_by_a_later_commit_is_named_as_a_rewrite() {
     }
 }
 
+/// A peer's plain commit on `rx-node` deletes node LAB-A's pushed result of
+/// GONE_A; LAB-A's next publication builds on that tip: its confirmation names
+/// the result taken away, with the commit that published it — never a
+/// publication that silently goes on without it.
+#[test]
+fn publish_names_an_own_result_a_later_commit_removed() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("GONE_A", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_A"), 0);
+    let hand = lab.clone_rx_node("hand");
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_A"]);
+    git(&hand, &["commit", "-q", "-m", "tidy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    lab.post("NEXT_B", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_B");
+    expect_exit!(out, 0);
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("! rx-results/GONE_A/LAB-A/, published by this node in commit")
+            && said.contains("is no longer on that branch: a later commit removed it"),
+        "{}",
+        show(&out)
+    );
+    // Named again at the next publication: the result is still gone.
+    lab.post("NEXT_C", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_C");
+    expect_exit!(out, 0);
+    assert!(stdout(&out).contains("GONE_A"), "{}", show(&out));
+}
+
 /// `results` lists the newest 50 by default, `--limit N` the newest N and
 /// `--all` every one, newest first by when each landed on rx-node.
 #[test]
