@@ -183,7 +183,8 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     } else {
         Vec::new()
     };
-    confirm(ctx, &p.shown(&plan, &also), id)?;
+    let gone = taken_away(&repo, &st, plan.base.as_ref(), &prep.node);
+    confirm(ctx, &(p.shown(&plan, &also) + &gone), id)?;
     // The operator may have taken a while: what is committed is what was shown
     // and what the outbox holds now, never a result a run replaced meanwhile.
     not_being_run(paths, id)?;
@@ -206,6 +207,55 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         (local.commit, 0)
     };
     p.report(final_commit, attempts)
+}
+
+/// The most of this node's pushed results missing from the base whose
+/// publication commit is looked for in the base's history (each search bounded).
+const TAKEN_AWAY_CHECKS: usize = 20;
+
+/// Lines naming this node's results, recorded as pushed, that `base` (the
+/// remote tip this publication builds on) no longer holds though it descends
+/// from the commit that published them: a later commit by someone else took
+/// them away, and the operator is told before confirming (nothing puts them
+/// back; docs/publishing.md).
+fn taken_away(
+    repo: &Repository,
+    st: &state::State,
+    base: Option<&git2::Commit<'_>>,
+    node: &str,
+) -> String {
+    let Some(base) = base else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut checks = 0;
+    for (id, rec) in st.published.iter().filter(|(_, r)| r.pushed) {
+        let key = format!("{id}/{node}");
+        if result_at(repo, base, &key).ok().flatten().is_some() {
+            continue;
+        }
+        let Some(c) = Oid::from_str(&rec.commit)
+            .ok()
+            .and_then(|o| repo.find_commit(o).ok())
+        else {
+            continue;
+        };
+        if checks >= TAKEN_AWAY_CHECKS {
+            break;
+        }
+        checks += 1;
+        let held = result_at(repo, &c, &key).ok().flatten().is_some();
+        let below =
+            crate::git::ops::is_strict_ancestor(repo, &rec.commit, base.id()).unwrap_or(false);
+        if held && below {
+            out.push_str(&format!(
+                "  ! {RESULTS_DIR}/{key}/, published by this node in commit {}, is no longer on that \
+                 branch: a later commit removed it; this publication does not put it back\n",
+                c.id()
+            ));
+        }
+    }
+    out
 }
 
 /// Refused (exit 3) while an `rxnode run` of this task holds the checkout's run

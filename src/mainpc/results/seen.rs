@@ -202,12 +202,110 @@ fn judge(repo: &Repository, seen: &SeenBranch, n: &Now) -> Option<String> {
         ));
     }
     match repo.graph_descendant_of(n.tip, o) {
-        Ok(true) => None,
+        Ok(true) => removed_results(repo, o, n.tip),
         _ => Some(format!(
             "the tip this PC saw last, {old}, is not in the history of its new tip {}: results seen before may have been removed or changed",
             n.tip
         )),
     }
+}
+
+/// The most result folders and files [`removed_results`] compares: far more
+/// than a results branch holds, so that a hostile tree cannot make the check
+/// itself unbounded.
+const MAX_COMPARED: usize = 200_000;
+
+/// The results of `old`'s `rx-results` that its descendant `new` no longer
+/// holds as they were (removed, or their folder or a file replaced): a result
+/// is never removed nor replaced, so a later commit that did either is a
+/// rewrite as much as a forced push (docs/protocol.md#6-the-main-pcs-side).
+/// A result is a node's folder `rx-results/<ID>/<NODE>/` or a file of the
+/// layout before node names (`rx-results/<ID>/RX_RESULT.json`, …).
+fn removed_results(repo: &Repository, old: Oid, new: Oid) -> Option<String> {
+    use crate::result::RESULTS_DIR;
+    use git2::ObjectType;
+    let results_of = |c: Oid| -> Option<git2::Tree<'_>> {
+        let t = repo.find_commit(c).ok()?.tree().ok()?;
+        let e = t.get_name(RESULTS_DIR)?;
+        repo.find_tree(e.id()).ok()
+    };
+    let old_rt = results_of(old)?;
+    let new_rt = results_of(new);
+    if new_rt.as_ref().is_some_and(|t| t.id() == old_rt.id()) {
+        return None;
+    }
+    let result_file = |name: &str| {
+        [
+            crate::result::RESULT_JSON,
+            crate::result::RESULT_MD,
+            crate::result::LOG_META,
+        ]
+        .contains(&name)
+    };
+    let mut gone: Vec<String> = Vec::new();
+    let mut ids_seen = std::collections::HashSet::new();
+    let mut compared = 0usize;
+    'ids: for id_e in old_rt.iter() {
+        let Ok(id) = std::str::from_utf8(id_e.name_bytes()) else {
+            continue;
+        };
+        if id_e.kind() != Some(ObjectType::Tree)
+            || rxnode_interlock::TaskId::parse(id).is_err()
+            || !ids_seen.insert(id.to_owned())
+        {
+            continue;
+        }
+        let now = new_rt.as_ref().and_then(|t| t.get_name(id));
+        if now.as_ref().is_some_and(|e| e.id() == id_e.id()) {
+            continue;
+        }
+        let now = now.and_then(|e| repo.find_tree(e.id()).ok());
+        let Ok(was) = repo.find_tree(id_e.id()) else {
+            continue;
+        };
+        let mut names_seen = std::collections::HashSet::new();
+        for e in was.iter() {
+            compared += 1;
+            if compared > MAX_COMPARED {
+                break 'ids;
+            }
+            let Ok(name) = std::str::from_utf8(e.name_bytes()) else {
+                continue;
+            };
+            let is_result = match e.kind() {
+                Some(ObjectType::Tree) => crate::store::node::check_name(name).is_ok(),
+                Some(ObjectType::Blob) => result_file(name),
+                _ => false,
+            };
+            if !is_result || !names_seen.insert(name.to_owned()) {
+                continue;
+            }
+            let path = format!("{RESULTS_DIR}/{id}/{name}");
+            match now.as_ref().and_then(|t| t.get_name(name)) {
+                None => gone.push(format!("{path} removed")),
+                Some(n) if n.id() != e.id() || n.filemode() != e.filemode() => {
+                    gone.push(format!("{path} replaced"))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    if gone.is_empty() {
+        return None;
+    }
+    let n = gone.len();
+    let listed: Vec<String> = gone.into_iter().take(5).collect();
+    let more = if n > listed.len() {
+        format!(" and {} more", n - listed.len())
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "a later commit on the way from the tip this PC saw last, {old}, to its new tip {new} \
+         took away {n} result(s) seen at {old}: {}{more} (a published result is never removed nor \
+         replaced)",
+        listed.join(", ")
+    ))
 }
 
 /// Write the file (a failure is named on stderr: the listing still stands).

@@ -356,6 +356,88 @@ fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
     );
 }
 
+/// A plain commit on top of `rx-node` (no forced push: its tip descends from
+/// the one the main PC saw) that deletes one node's published result and
+/// replaces another's: the main PC names both as taken away, at that run and
+/// every later one, and `results verify` of a result still there fails (the
+/// branch is not to be trusted) — never a listing that silently lost a result.
+#[test]
+fn a_result_removed_or_replaced_by_a_later_commit_is_named_as_a_rewrite() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    for id in ["GONE_1", "SWAP_2", "KEPT_3"] {
+        lab.post(id, &[]);
+        approve(&a);
+        expect_exit!(publish(&a, id), 0);
+    }
+    let out = rxnode(&lab.main, &["results", "verify", "KEPT_3"], "");
+    expect_exit!(out, 0);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("rewritten"),
+        "{}",
+        show(&out)
+    );
+
+    let hand = lab.clone_rx_node("hand");
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_1"]);
+    let md = hand.join("rx-results/SWAP_2/LAB-A/RX_RESULT.md");
+    let t = std::fs::read_to_string(&md).unwrap() + "\nchecked by hand\n";
+    std::fs::write(&md, t).unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "tidy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+
+    for run in 0..2 {
+        let out = rxnode(&lab.main, &["--json", "results"], "");
+        expect_exit!(out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rx-node was rewritten")
+                && err.contains("took away 2 result(s)")
+                && err.contains("rx-results/GONE_1/LAB-A removed")
+                && err.contains("rx-results/SWAP_2/LAB-A replaced"),
+            "run {run}: {}",
+            show(&out)
+        );
+        let out = rxnode(&lab.main, &["results", "verify", "KEPT_3"], "");
+        expect_exit!(out, 2);
+    }
+}
+
+/// A peer's plain commit on `rx-node` deletes node LAB-A's pushed result of
+/// GONE_A; LAB-A's next publication builds on that tip: its confirmation names
+/// the result taken away, with the commit that published it — never a
+/// publication that silently goes on without it.
+#[test]
+fn publish_names_an_own_result_a_later_commit_removed() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("GONE_A", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_A"), 0);
+    let hand = lab.clone_rx_node("hand");
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_A"]);
+    git(&hand, &["commit", "-q", "-m", "tidy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    lab.post("NEXT_B", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_B");
+    expect_exit!(out, 0);
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("! rx-results/GONE_A/LAB-A/, published by this node in commit")
+            && said.contains("is no longer on that branch: a later commit removed it"),
+        "{}",
+        show(&out)
+    );
+    // Named again at the next publication: the result is still gone.
+    lab.post("NEXT_C", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_C");
+    expect_exit!(out, 0);
+    assert!(stdout(&out).contains("GONE_A"), "{}", show(&out));
+}
+
 /// `results` lists the newest 50 by default, `--limit N` the newest N and
 /// `--all` every one, newest first by when each landed on rx-node.
 #[test]
