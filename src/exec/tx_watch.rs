@@ -115,10 +115,9 @@ pub(crate) fn run_guard(
 
 /// Start `rxnode tx-guard` with this process's node settings.
 fn spawn(s: &StepCtx, grant: &TxGrant) -> Result<Child> {
-    let exe = std::env::current_exe().context("tx-guard: cannot find rxnode's own binary")?;
     let ctx = s.ctx;
     let repo = std::fs::canonicalize(&s.paths.repo).unwrap_or_else(|_| s.paths.repo.clone());
-    let mut cmd = Command::new(exe);
+    let mut cmd = own_binary()?;
     cmd.arg("--repo").arg(repo);
     if ctx.sim {
         cmd.arg("--sim");
@@ -137,6 +136,32 @@ fn spawn(s: &StepCtx, grant: &TxGrant) -> Result<Child> {
         .stderr(Stdio::inherit());
     cmd.spawn()
         .context("tx-guard: cannot start the guard process")
+}
+
+/// A command that runs this very program, not whatever its path names now.
+///
+/// Linux: `/proc/self/exe`, which the kernel resolves in the new process (a copy
+/// of this one until the exec) to the file this process runs, even when a new
+/// binary was renamed over the path or the file was deleted (an upgrade between
+/// the `AUTHORIZE RF TX` prompt and the key-up): the guard is always the code that
+/// verified the phrase, and the one authorization is never spent on a guard that
+/// could not start. argv[0] stays the path, for `ps`. Elsewhere the path
+/// (docs/safety.md#the-tx-guard-process says what that leaves open).
+fn own_binary() -> Result<Command> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new("/proc/self/exe");
+        if let Ok(path) = std::env::current_exe() {
+            cmd.arg0(path);
+        }
+        Ok(cmd)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let exe = std::env::current_exe().context("tx-guard: cannot find rxnode's own binary")?;
+        Ok(Command::new(exe))
+    }
 }
 
 /// What the parent saw of the guard.

@@ -502,3 +502,74 @@ fn a_run_killed_mid_tone_is_finished_as_interrupted_by_the_next_command() {
     );
     assert!(!shipped.contains("not started"), "{shipped}");
 }
+
+/// The binary of a running `rxnode run` replaced on disk (an upgrade renames a new
+/// file over it) after the `AUTHORIZE RF TX` prompt and before the key-up: the TX
+/// guard is still the running program (`/proc/self/exe`), not what the path names
+/// now, so the authorized tone goes on air once, whole, and PASSes; the new file
+/// never runs. Before, the guard was started from the path, failed to start, and
+/// the step FAILed with nothing keyed, the one authorization spent.
+#[test]
+fn a_binary_replaced_after_the_prompt_still_runs_the_authorized_tone_from_the_running_program() {
+    use std::io::{BufRead, Write};
+    let lab = lab();
+    let id = "GUARD_SWAP";
+    let log = lab.dir.path().join("events-swap.log");
+    lab.post(&red_task(id, &lab.main_head(), ""));
+    lab.approve(id);
+    let bin = lab.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("rxnode");
+    std::fs::copy(env!("CARGO_BIN_EXE_rxnode"), &exe).unwrap();
+    let ran_new = lab.dir.path().join("the-new-file-ran");
+    let mut child = std::process::Command::new(&exe)
+        .arg("--repo")
+        .arg(&lab.rx)
+        .args(["--sim", "run", id])
+        .env("RXNODE_SIM", "1")
+        .env("RXSIM_EVENT_LOG", &log)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, prompt) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for l in std::io::BufReader::new(stderr).lines() {
+            let Ok(l) = l else { break };
+            if l.contains("Type exactly") {
+                let _ = tx.send(());
+            }
+            all.push_str(&l);
+            all.push('\n');
+        }
+        all
+    });
+    prompt
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the AUTHORIZE RF TX prompt was never drawn");
+    // The upgrade: a new file renamed over the running binary.
+    let new = bin.join("rxnode.new");
+    std::fs::write(
+        &new,
+        format!("#!/bin/sh\ntouch '{}'\nexit 9\n", ran_new.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&new, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::rename(&new, &exe).unwrap();
+    stdin.write_all(b"AUTHORIZE RF TX\n").unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let err = reader.join().unwrap();
+    assert!(!ran_new.exists(), "the file now at the path ran:\n{err}");
+    let keyed = keyed_intervals(&log);
+    assert_eq!(keyed.len(), 1, "{keyed:?}\n{err}");
+    let t = keyed[0].off.expect("keyed off") - keyed[0].on;
+    assert!(t <= PERMIT_S + GRACE_S, "keyed {t:.3} s");
+    assert!(status.success(), "{status}\n{err}");
+    assert_eq!(result_of(&lab, id)["status"], "PASS", "{err}");
+}

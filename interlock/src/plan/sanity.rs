@@ -3,6 +3,10 @@
 //! Each op's own checks are in its module (`plan/ops/`).
 use crate::error::Issue;
 
+/// Device arg keys that make a driver load an FPGA image or firmware when the
+/// device is made (UHD: `fpga`, `fw`), compared without regard to case.
+const IMAGE_KEYS: [&str; 2] = ["fpga", "fw"];
+
 /// The checks of one plan step: step `n` of the plan whose fence is on `line`.
 pub(crate) struct StepCheck<'a> {
     /// The line of the block's fence (every step issue is reported there).
@@ -141,6 +145,23 @@ impl StepCheck<'_> {
                 Some("device"),
                 format!(
                     "rx-plan step {n}: device args may not hold {key:?}: a task cannot name a file on this node for a radio to read (replay a recording with `--device` on the command line)"
+                ),
+            );
+        }
+        // Nor make a radio load an FPGA image or firmware (UHD's `fpga=`, `fw=`: a
+        // path or an image name, loaded when the device is made): a loaded image
+        // drives the radio's transmitter itself, outside the TX interlock, and the
+        // branch can put the file in this checkout.
+        if let Some(key) = d
+            .split(',')
+            .filter_map(|kv| kv.split('=').next())
+            .map(str::trim)
+            .find(|k| IMAGE_KEYS.iter().any(|i| k.eq_ignore_ascii_case(i)))
+        {
+            self.push(
+                Some("device"),
+                format!(
+                    "rx-plan step {n}: device args may not hold {key:?}: a task cannot make a radio load an FPGA image or firmware, which could key its transmitter outside every TX check (give it with `--device` on the command line)"
                 ),
             );
         }

@@ -717,6 +717,38 @@ fn device_args_that_name_a_local_file_are_refused() {
     ok(&render(&rx_hdr(), &plan(&steps(step))));
 }
 
+/// A plan comes from the branch, and so may a file in the checkout: device args
+/// that make a radio load an FPGA image or firmware (UHD's `fpga=`, `fw=`, any
+/// case, spaces around) are refused by field, in a capture and a clock check; a
+/// serial or a value holding the word is not.
+#[test]
+fn device_args_that_load_an_fpga_image_or_firmware_are_refused() {
+    for dev in [
+        "driver=uhd,type=b200,fpga=/home/op/lab/fpga/b210.bin",
+        "driver=uhd, FW = usrp_b200_fw.hex",
+        "driver=uhd,Fpga=HG",
+    ] {
+        for step in [
+            format!(
+                r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+                   "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+            ),
+            format!(r#"{{"op": "clock_check", "device": "{dev}", "expect_source": "external"}}"#),
+        ] {
+            let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
+            assert!(
+                e.iter().any(|i| i.field.as_deref() == Some("device")
+                    && i.message.contains("may not hold")
+                    && i.message.contains("FPGA image or firmware")),
+                "{dev}: {e:?}"
+            );
+        }
+    }
+    let step = r#"{"op": "rx_capture", "device": "driver=rxsim,serial=fpga1,label=fw", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}"#;
+    ok(&render(&rx_hdr(), &plan(&steps(step))));
+}
+
 /// `"device": "hackrf"` (a driver's name without `driver=`) is refused by field,
 /// naming the word and the fix; a bare word beside a `driver=` is refused too,
 /// without suggesting a second driver.
