@@ -178,8 +178,8 @@ fn dsp_cost(rate: f64, fft: usize) -> Result<(f64, f64), rxnode_hw::Error> {
         c.feed(&xf);
         n += block as u64;
     }
-    let _ = w.finish();
-    let _ = c.finish();
+    let band = w.finish();
+    let _ = c.finish(&band);
     Ok((welch_core, per_1e9(process_cpu_s() - c0, n)))
 }
 

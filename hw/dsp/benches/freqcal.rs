@@ -142,8 +142,8 @@ fn streaming(rate: f64) {
     }
     let g = Cost::time(&mut cg, || gsm.finish());
     let l = Cost::time(&mut cl, || lte.finish());
-    let _ = Cost::time(&mut cw, || welch.finish());
-    let _ = Cost::time(&mut cc, || clkin.finish());
+    let band = Cost::time(&mut cw, || welch.finish());
+    let _ = Cost::time(&mut cc, || clkin.finish(&band));
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(held0);
     let samples = n as f64;
     println!(

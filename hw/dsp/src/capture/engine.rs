@@ -88,7 +88,10 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     // The spectrum first: the recording's SigMF meta carries one annotation per
     // reported peak.
     let spec = dsp.welch.finish();
-    let clkin = dsp.clkin.as_mut().map(|c| judge(c, settings, &stats));
+    let clkin = dsp
+        .clkin
+        .as_mut()
+        .map(|c| judge(c, settings, &stats, &spec));
     let (iq_files, recording_error) = close_recording(recorder, &spec, clkin.as_ref());
     Ok(summarize(Finished {
         settings,

@@ -21,6 +21,7 @@
 //! shape, σ_f² ∝ 1/(SNR·N³)), plus a bound on the pull of the other carriers seen and
 //! a model-error floor. `docs/operator.md#clkin` states the rules.
 use super::honest::{fmt_sigma, fmt_uncertain, Checked, Checks};
+use super::welch::Spectrum;
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
@@ -283,9 +284,10 @@ impl ClkinEstimator {
 
     /// The estimate from everything fed so far, or why there is none: too few
     /// samples, no tone above the detection threshold ("reference tone too weak"), or
-    /// several carriers the task does not tell apart ("ambiguous"). [`Self::tones`]
-    /// then lists what was seen.
-    pub fn finish(&mut self) -> Result<ClkinEstimate> {
+    /// several carriers the task does not tell apart ("ambiguous"), or a carrier
+    /// outside the decimated band that `band` (the same samples' full-band spectrum)
+    /// shows folding onto the tone read. [`Self::tones`] then lists what was seen.
+    pub fn finish(&mut self, band: &Spectrum) -> Result<ClkinEstimate> {
         self.tones.clear();
         let n = self.dec.len();
         if n < 64 {
@@ -506,6 +508,40 @@ impl ClkinEstimator {
                 )
             },
         );
+        // The decimation keeps only a few kHz around the tone, and a carrier outside
+        // that band folds into it, ≥ 34 dB down but at a place of its own: with no
+        // reference there (or one much weaker) that image alone read as the reference.
+        // The capture's full-band spectrum shows every carrier outside the band; one
+        // whose image lands on the tone read, within 20 dB of its level, may be what was
+        // read.
+        let fold = folded_onto(
+            band,
+            &grid,
+            self.nco_hz,
+            fine.offset_hz,
+            seen.carriers[pick].level_dbfs,
+        );
+        checks.check(
+            "no carrier outside the decimated band folded onto the reference",
+            fold.is_none(),
+            || {
+                let f = fold.unwrap_or_default();
+                format!(
+                    "the tone read at {:.6} MHz ({:.1} dBFS) may be another carrier folded in: the \
+                     capture's spectrum shows {:.1} dBFS at {:.6} MHz, {:+.3} kHz from the expected tone \
+                     and outside the ±{:.3} kHz the search decimates to, whose image falls on the tone \
+                     read (about {:.1} dBFS through the search's filter); switch that carrier off, or give a wider tolerance (a wider \
+                     window keeps it in band, where it is seen as it is)",
+                    to_rf(fine.offset_hz) / 1e6,
+                    seen.carriers[pick].level_dbfs,
+                    f.level_dbfs,
+                    (cfg.center_hz + self.nco_hz + f.offset_hz) / 1e6,
+                    f.offset_hz / 1e3,
+                    grid.fd / 2e3,
+                    f.image_dbfs
+                )
+            },
+        );
         let checked = checks.pass().map_err(Error::Clkin)?;
         if can.is_empty() {
             return Err(Error::Clkin(format!("no tone within {window}")));
@@ -530,6 +566,76 @@ impl ClkinEstimator {
             checked,
         })
     }
+}
+
+/// A carrier of the full-band spectrum outside the decimated band whose image lands
+/// on the tone read ([`folded_onto`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Folded {
+    /// Its offset from the expected tone (Hz).
+    offset_hz: f64,
+    /// Its level in the spectrum (dBFS per bin: a tone's power).
+    level_dbfs: f64,
+    /// Its image's level after the decimating filter (dBFS).
+    image_dbfs: f64,
+}
+
+/// The images within this many dB under the tone read count: a weaker one moves it
+/// less than a tenth of its amplitude.
+const FOLD_MARGIN_DB: f64 = 20.0;
+
+/// The strongest bin of `band` outside the decimated band (offsets from the expected
+/// tone `nco_hz` beyond ±fd/2) whose image — at its offset less the nearest multiple of
+/// fd, through the first stage's sinc² response — lies within one of the spectrum's
+/// bins of `read_hz` (an offset from the expected tone) and within [`FOLD_MARGIN_DB`]
+/// of `read_dbfs`. Only bins over the spectrum's peak threshold count (every bin with
+/// power when it has no floor): noise folds in too, and the search measures it.
+fn folded_onto(
+    band: &Spectrum,
+    g: &search::Grid,
+    nco_hz: f64,
+    read_hz: f64,
+    read_dbfs: f64,
+) -> Option<Folded> {
+    let n = band.psd_db.len();
+    let gate = match (band.noise_floor_db, band.peak_threshold_db) {
+        (Some(f), Some(t)) => f + t,
+        _ => f64::NEG_INFINITY,
+    };
+    let mm = g.m as f64;
+    let mut worst: Option<Folded> = None;
+    for (i, &p) in band.psd_db.iter().enumerate() {
+        let level = f64::from(p);
+        if !level.is_finite() || level < gate {
+            continue;
+        }
+        let offset_hz = (i as f64 - (n / 2) as f64) * band.bin_hz - nco_hz;
+        if offset_hz.abs() <= g.fd / 2.0 {
+            continue;
+        }
+        let image_hz = offset_hz - (offset_hz / g.fd).round() * g.fd;
+        if (image_hz - read_hz).abs() > band.bin_hz {
+            continue;
+        }
+        // The first stage: a triangle of 2M taps at the input rate fs = M·fd.
+        let x = std::f64::consts::PI * offset_hz / (mm * g.fd);
+        let amp = if x.sin().abs() < f64::MIN_POSITIVE {
+            1.0
+        } else {
+            ((mm * x).sin() / (mm * x.sin())).powi(2)
+        };
+        let image_dbfs = level + 20.0 * amp.max(1e-30).log10();
+        if image_dbfs >= read_dbfs - FOLD_MARGIN_DB
+            && worst.is_none_or(|w| image_dbfs > w.image_dbfs)
+        {
+            worst = Some(Folded {
+                offset_hz,
+                level_dbfs: level,
+                image_dbfs,
+            });
+        }
+    }
+    worst
 }
 
 /// A steady tone's amplitude in each eighth of the capture may differ from their mean

@@ -21,6 +21,7 @@ use super::freqcal::synth::Xorshift;
 use super::freqcal::{
     freq_cal_estimator, FreqCalConfig, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene,
 };
+use super::welch::{Spectrum, Welch, WelchConfig};
 use num_complex::Complex;
 use std::f64::consts::PI;
 
@@ -207,7 +208,7 @@ fn clkin_scene(seed: u64) -> SceneOutcome {
     }
     let out = ClkinEstimator::new(cfg).and_then(|mut est| {
         est.feed(&x);
-        est.finish()
+        est.finish(&full_band(&x, fs, fc)?)
     });
     SceneOutcome {
         kind: SceneKind::Clkin,
@@ -312,6 +313,16 @@ fn lte_scene(seed: u64) -> SceneOutcome {
         reported: out.as_ref().ok().copied(),
         refusal: out.err(),
     }
+}
+
+/// The full-band spectrum a capture computes beside the CLKIN estimator (its default
+/// FFT of 2048 bins), which the estimator's folding check reads.
+pub(crate) fn full_band(x: &[Complex<f32>], fs: f64, fc: f64) -> crate::error::Result<Spectrum> {
+    let mut cfg = WelchConfig::new(2048, fs);
+    cfg.center_hz = Some(fc);
+    let mut w = Welch::new(cfg)?;
+    w.feed(x);
+    Ok(w.finish())
 }
 
 fn run_freqcal(

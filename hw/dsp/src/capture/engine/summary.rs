@@ -12,6 +12,7 @@ pub(super) fn judge(
     c: &mut ClkinEstimator,
     settings: &CaptureSettings,
     stats: &ReaderStats,
+    band: &Spectrum,
 ) -> ClkinReport {
     if stats.silent > 0 && stats.silent == stats.received {
         // A recording of nothing but digital silence: nothing was analysed, so
@@ -38,7 +39,7 @@ pub(super) fn judge(
             ),
         );
     }
-    let est = c.finish();
+    let est = c.finish(band);
     let cfg = c.config();
     judge_clkin(
         cfg.tone_hz,

@@ -1,5 +1,6 @@
 //! Unit tests of `clkin`.
 use super::*;
+use crate::dsp::scenes::full_band;
 use crate::dsp::welch::tests::Noise;
 use std::f64::consts::PI;
 
@@ -39,11 +40,12 @@ pub(crate) fn synth(t: &Tone) -> Vec<Complex<f32>> {
 }
 
 fn estimate(x: &[Complex<f32>], cfg: ClkinConfig, chunk: usize) -> Result<ClkinEstimate> {
+    let band = full_band(x, cfg.sample_rate_hz, cfg.center_hz)?;
     let mut e = ClkinEstimator::new(cfg)?;
     for c in x.chunks(chunk) {
         e.feed(c);
     }
-    e.finish()
+    e.finish(&band)
 }
 
 #[test]
@@ -138,7 +140,7 @@ fn a_long_capture_keeps_at_most_max_decimated_samples() {
     assert_eq!(e.dec.len(), 2048);
     assert!(e.dec.capacity() <= 65_536, "{}", e.dec.capacity());
     let m = e.stage.decimation() as u64;
-    let est = e.finish().unwrap();
+    let est = e.finish(&full_band(&x, fs, fc).unwrap()).unwrap();
     // 2048 decimated samples of M ≈ 250: the first ~0.26 s.
     assert_eq!(est.samples, 2049 * m);
     assert!(est.samples < 600_000);

@@ -3,6 +3,7 @@
 //! simulated radio (`hw/rxsim`: a 2¹⁸-sample table of unit complex Gaussian noise,
 //! scaled to −60 dBFS, restarted at a random place after each pass).
 use super::super::*;
+use crate::dsp::scenes::full_band;
 use std::f64::consts::PI;
 use std::sync::OnceLock;
 
@@ -109,7 +110,10 @@ fn a_stronger_second_carrier_makes_the_reference_ambiguous_unless_its_level_is_g
     let run = |cfg: ClkinConfig| {
         let mut e = ClkinEstimator::new(cfg).unwrap();
         e.feed(&x);
-        (e.finish(), e.tones().to_vec())
+        (
+            e.finish(&full_band(&x, FS, FC).unwrap()),
+            e.tones().to_vec(),
+        )
     };
     let (out, tones) = run(ClkinConfig::new(TONE, FC, FS, TOL));
     let m = out.unwrap_err().to_string();
@@ -155,7 +159,7 @@ fn a_strong_clean_reference_is_one_carrier_not_its_windows_sidelobes() {
         });
         let mut e = ClkinEstimator::new(ClkinConfig::new(TONE, FC, FS, TOL)).unwrap();
         e.feed(&x);
-        let out = e.finish();
+        let out = e.finish(&full_band(&x, FS, FC).unwrap());
         let tones = e.tones().to_vec();
         let est = out.unwrap_or_else(|err| panic!("{ppm} ppm, {n} samples: {err}"));
         // The sidelobes are well above the detection threshold (≥ 18 dB over the
@@ -190,7 +194,10 @@ fn a_real_carrier_beside_a_strong_reference_is_still_ambiguous() {
         });
         let mut e = ClkinEstimator::new(ClkinConfig::new(TONE, FC, FS, TOL)).unwrap();
         e.feed(&x);
-        let m = e.finish().unwrap_err().to_string();
+        let m = e
+            .finish(&full_band(&x, FS, FC).unwrap())
+            .unwrap_err()
+            .to_string();
         let tones = e.tones();
         assert!(
             m.contains("ambiguous: 2 tones"),
@@ -207,6 +214,103 @@ fn a_real_carrier_beside_a_strong_reference_is_still_ambiguous() {
         assert!(
             (second.level_dbfs - level).abs() < 2.0,
             "{level} dBFS: {second:?}"
+        );
+    }
+}
+
+#[test]
+fn a_carrier_folded_in_from_outside_the_decimated_band_is_no_number() {
+    // The search's decimated rate fd (±10 ppm of 100.1 MHz fills a quarter of it).
+    let m = (FS / (8.0 * 10e-6 * TONE)).floor();
+    let fd = FS / m;
+    let mut r = Rng::new(77);
+    for seed in 0..6u64 {
+        // A carrier one or two decimated bands from the tone, its image inside the
+        // ±1 kHz window; a clock anywhere within ±3 ppm.
+        let k = [1.0, -1.0, 2.0][seed as usize % 3];
+        // (Away from the null at k·fd, so the image stands well over the noise.)
+        let sign = if r.uniform(0.0, 1.0) < 0.5 { -1.0 } else { 1.0 };
+        let image = sign * r.uniform(350.0, 850.0);
+        let ppm = r.uniform(-3.0, 3.0);
+        let neighbour = (TONE + k * fd + image, r.uniform(-10.0, -3.0));
+        // No reference at all, then a reference as weak as the image (its level
+        // given, so the level does not set the image aside).
+        for with_reference in [false, true] {
+            let mut carriers = vec![neighbour];
+            let mut cfg = ClkinConfig::new(TONE, FC, FS, TOL);
+            if with_reference {
+                // The image's level: the sinc² response there.
+                let x = PI * (k * fd + image) / FS;
+                let amp = ((m * x).sin() / (m * x.sin())).powi(2);
+                let level = neighbour.1 + 20.0 * amp.log10();
+                carriers.push((TONE + image + 3.0, level));
+                cfg.expected_dbfs = Some(level);
+            }
+            let x = render(&Scene {
+                fs: FS,
+                fc: FC,
+                n: 1_000_000,
+                ppm,
+                carriers,
+                noise_dbfs: NOISE_DBFS,
+                seed,
+            });
+            let mut e = ClkinEstimator::new(cfg).unwrap();
+            e.feed(&x);
+            let out = e.finish(&full_band(&x, FS, FC).unwrap());
+            let what = format!("seed {seed}, {neighbour:?}, reference {with_reference}");
+            let m = match out {
+                Ok(est) => panic!("{what}: a number from a folded carrier: {est:?}"),
+                Err(err) => err.to_string(),
+            };
+            assert!(
+                m.contains("may be another carrier folded in") || m.contains("ambiguous"),
+                "{what}: {m}"
+            );
+            if !with_reference {
+                // It names the carrier, where the capture's spectrum shows it.
+                // (The spectrum's bin: within one of its 977 Hz.)
+                let named = m
+                    .split("dBFS at ")
+                    .nth(1)
+                    .and_then(|t| t.split(' ').next())
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .unwrap_or_else(|| panic!("{what}: no frequency named: {m}"));
+                assert!(
+                    m.contains("folded in") && (named * 1e6 - neighbour.0).abs() <= FS / 2048.0,
+                    "{what}: {m}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_reference_far_stronger_than_a_folded_carrier_is_still_measured() {
+    let m = (FS / (8.0 * 10e-6 * TONE)).floor();
+    let fd = FS / m;
+    for (seed, ppm) in [(41u64, 1.7), (42, -2.4), (43, 0.6)] {
+        // The reference at −30 dBFS; a −60 dBFS carrier one band up whose image,
+        // about 94 dB under the reference, lands on it.
+        let e_ = ppm * 1e-6;
+        let seen = (TONE - FC * (1.0 + e_)) / (1.0 + e_) + FC;
+        let x = render(&Scene {
+            fs: FS,
+            fc: FC,
+            n: 1_000_000,
+            ppm,
+            carriers: vec![(TONE, -30.0), (seen + fd + 0.3, -60.0)],
+            noise_dbfs: NOISE_DBFS,
+            seed,
+        });
+        let mut e = ClkinEstimator::new(ClkinConfig::new(TONE, FC, FS, TOL)).unwrap();
+        e.feed(&x);
+        let est = e
+            .finish(&full_band(&x, FS, FC).unwrap())
+            .unwrap_or_else(|err| panic!("{ppm} ppm: {err}"));
+        assert!(
+            (est.ppm - ppm).abs() <= 3.0 * est.ppm_uncertainty,
+            "{ppm} ppm: {est:?}"
         );
     }
 }
@@ -273,7 +377,7 @@ fn run_row(seed: u64, n: usize) -> Row {
         for c in x.chunks(chunk) {
             e.feed(c);
         }
-        e.finish()
+        e.finish(&full_band(&x, FS, FC)?)
     });
     Row {
         ppm,
