@@ -300,8 +300,8 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
 /// IQ WAV's 44-byte header swapped I and Q (its +100 kHz tone captured at 99.9 MHz,
 /// PASS), a `.sigmf` archive's tar headers and meta, a GNU Radio File Meta Sink
 /// header (its first bytes as GNU Radio writes them; o271 records with GNU Radio
-/// itself), an SDRangel `.sdriq` header (told by its CRC-32; analyze refuses the file
-/// naming it). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
+/// itself), an SDRangel `.sdriq` header (told by its CRC-32; replayed from its header
+/// when no `replay_format` is given). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
 #[test]
 fn a_replay_refuses_a_container_given_as_a_raw_file() {
     let lab = Lab::new();
@@ -877,5 +877,88 @@ fn a_replay_reads_each_key_from_its_place_as_analyze_does() {
         assert_ne!(out.status.code(), Some(0), "{name}: {}", show(&out));
         let said = text(&out.stderr).replace("\\\"", "\"");
         assert!(said.contains(refused), "{name}: {refused}: {}", show(&out));
+    }
+}
+
+/// An SDRangel `.sdriq` recording replays from its header (rate, centre, sample
+/// size), as `analyze` reads it: rxsim refused `replay=x.sdriq` (it asked for
+/// `replay_format`, `replay_rate` and `replay_freq`, and given them refused the file as
+/// a container). Now the 16-bit and the 24-bit one (24-bit values in 32-bit words, full
+/// scale 2^23) play their tone at 100.1 MHz at the level of the same samples as a raw
+/// `.cf32`; a `replay_freq` that disagrees with the header, and a `.sdriq` whose CRC-32
+/// is wrong, are refused naming the field.
+#[test]
+fn a_replay_reads_an_sdriq_recording_from_its_header() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let n = 1u32 << 16;
+    let tone: Vec<[f64; 2]> = (0..n)
+        .map(|i| {
+            let p = std::f64::consts::TAU * 0.05 * f64::from(i % 20); // +100 kHz at 2 MS/s
+            [p.cos() * 0.25, p.sin() * 0.25]
+        })
+        .collect();
+    let cf32: Vec<u8> = tone
+        .iter()
+        .flatten()
+        .flat_map(|v| (*v as f32).to_le_bytes())
+        .collect();
+    std::fs::write(d.join("tone.cf32"), cf32).unwrap();
+    for bits in [16u32, 24] {
+        let mut b = Vec::new();
+        b.extend(2_000_000u32.to_le_bytes());
+        b.extend(100_000_000u64.to_le_bytes());
+        b.extend(1_700_000_000_000u64.to_le_bytes());
+        b.extend(bits.to_le_bytes());
+        b.extend(0u32.to_le_bytes());
+        let crc = crc32fast::hash(&b);
+        b.extend(crc.to_le_bytes());
+        for v in tone.iter().flatten() {
+            if bits == 16 {
+                b.extend(((v * 32767.0).round() as i16).to_le_bytes());
+            } else {
+                b.extend(((v * 8_388_608.0).round() as i32).to_le_bytes());
+            }
+        }
+        std::fs::write(d.join(format!("rec{bits}.sdriq")), &b).unwrap();
+        b[28] ^= 1;
+        std::fs::write(d.join("bad.sdriq"), &b).unwrap();
+    }
+    let play = |file: &str, extra: &str| {
+        capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial=s,replay={}{extra}",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        )
+    };
+    let raw = play(
+        "tone.cf32",
+        ",replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+    );
+    let raw = parsed(&raw).peaks[0].power_db;
+    for file in ["rec16.sdriq", "rec24.sdriq"] {
+        // (The capture's clock check finds no reference tone in these samples: its
+        // status is not this test's concern; the samples played are.)
+        let out = play(file, "");
+        let c = parsed(&out);
+        let p = &c.peaks[0];
+        assert!(
+            (p.frequency_hz - 100.1e6).abs() < 1e3,
+            "{file}: {}",
+            show(&out)
+        );
+        assert!((p.power_db - raw).abs() < 0.05, "{file}: {p:?}, raw {raw}");
+    }
+    for (file, extra, said) in [
+        ("rec16.sdriq", ",replay_freq=101e6", "disagrees with"),
+        ("bad.sdriq", "", "its header's CRC-32 (bytes 28..32) is 0x"),
+    ] {
+        let out = play(file, extra);
+        assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
+        assert!(text(&out.stderr).contains(said), "{file}: {}", show(&out));
     }
 }
