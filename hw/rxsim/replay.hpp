@@ -17,7 +17,9 @@
 // A SigMF meta this reader would misread (several channels, headers or a footer in the
 // data file, another data file, segments at different centres) is refused naming the key,
 // and so is a "raw" file that is a container (a WAV, a tar archive, a GNU Radio File Meta
-// Sink recording with attached headers), whose headers it would stream as samples, and a
+// Sink recording with attached headers), whose headers it would stream as samples, a raw
+// file whose GNU Radio detached headers FILE.hdr lie beside it (they state its layout, rate
+// and rx_freq, which analyze reads and a raw replay would not), and a
 // file that ends mid-sample (as analyze refuses it). A meta's core:sha512 is checked over
 // the data file as it is loaded (a mismatch is refused naming both hashes, as analyze
 // does), and the centre is never made up: a recording whose capture segments state no
@@ -46,6 +48,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "common.hpp"
 #include "json_check.hpp"
@@ -392,6 +396,26 @@ class Replay {
         else if (at(0, kGnuRadio, sizeof kGnuRadio))
             what = "a GNU Radio File Meta Sink recording with attached headers, whose headers (one "
                    "before each segment)";
+        // GNU Radio's File Meta Sink with detached headers: FILE.hdr beside the samples (a
+        // regular file opening with a header, as analyze tells it) states their layout, rate
+        // and rx_freq, which analyze reads and a raw replay would not: a 1 MS/s recording at
+        // 433.92 MHz replayed at replay_rate=2e6, replay_freq=100e6 put its tone at 100.2 MHz.
+        const std::string hdr = path + ".hdr";
+        struct stat st;
+        if (what.empty() && stat(hdr.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG) {
+            if (FILE *hf = std::fopen(hdr.c_str(), "rb")) {
+                unsigned char m[sizeof kGnuRadio] = {};
+                const size_t k = std::fread(m, 1, sizeof m, hf);
+                std::fclose(hf);
+                if (k == sizeof m && std::memcmp(m, kGnuRadio, sizeof m) == 0)
+                    throw std::runtime_error(
+                        "rxsim: replay of the raw file " + path + ": " + hdr +
+                        " beside it is its GNU Radio File Meta Sink header (detached), which states "
+                        "the samples' layout, rate and rx_freq; a raw replay would take "
+                        "replay_format, replay_rate and replay_freq instead (rxnode analyze reads "
+                        "the file with its header); rxsim replays raw samples or a SigMF pair");
+            }
+        }
         if (!what.empty())
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "

@@ -962,3 +962,68 @@ fn a_replay_reads_an_sdriq_recording_from_its_header() {
         assert!(text(&out.stderr).contains(said), "{file}: {}", show(&out));
     }
 }
+
+/// A raw file whose GNU Radio File Meta Sink headers lie beside it (`FILE.hdr`,
+/// detached: cf32, 1 MS/s, `rx_freq` 433.92 MHz, as GNU Radio 3.10 wrote them) is
+/// refused by a raw replay naming the header file: rxsim took `replay_rate=2e6` and
+/// `replay_freq=100e6` instead and played the +100 kHz tone at 100.2 MHz, where
+/// `analyze` reads it at 434.02 MHz. Without the `.hdr` the same samples replay.
+#[test]
+fn a_replay_refuses_a_raw_file_with_a_gnu_radio_detached_header() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let header = hex::decode(
+        [
+            "0907020004737472740b00000000000000ab090702000562797465730b00000000000c3500090702000463706c780009",
+            "07020004747970650300000005090702000473697a650300000008090702000772785f74696d650c000000020b000000",
+            "0000000000040000000000000000090702000772785f7261746504412e848000000000090702000776657273696f6e03",
+            "0000000006090702000772785f667265710441b9dd180000000006",
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let samples: Vec<u8> = (0..100_000u32)
+        .flat_map(|i| {
+            let p = std::f32::consts::TAU * 0.1 * (i % 10) as f32; // +100 kHz at 1 MS/s
+            [p.cos() * 0.5, p.sin() * 0.5]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    std::fs::write(d.join("rec.cfile"), &samples).unwrap();
+    std::fs::write(d.join("rec.cfile.hdr"), &header).unwrap();
+    std::fs::write(d.join("bare.cfile"), &samples).unwrap();
+    let o = analyze_json(d, "rec.cfile");
+    assert!(o.contains("\"center_hz\": 433920000.0"), "{o}");
+    let replay = |file: &str| {
+        capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial={file},replay={},replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        )
+    };
+    let out = replay("rec.cfile");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stderr)
+            .contains("rec.cfile.hdr beside it is its GNU Radio File Meta Sink header"),
+        "{}",
+        show(&out)
+    );
+    let out = replay("bare.cfile");
+    assert!(!parsed(&out).peaks.is_empty(), "{}", show(&out));
+}
+
+/// `rxnode --json analyze FILE` in `dir`, its standard output (the report whatever
+/// its verdict).
+fn analyze_json(dir: &Path, file: &str) -> String {
+    let o = crate::util::rxnode_bin()
+        .current_dir(dir)
+        .args(["--json", "analyze", file])
+        .output()
+        .unwrap();
+    text(&o.stdout)
+}
