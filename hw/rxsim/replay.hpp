@@ -22,7 +22,9 @@
 // and rx_freq, which analyze reads and a raw replay would not), and a
 // file that ends mid-sample (as analyze refuses it). A meta's core:sha512 is checked over
 // the data file as it is loaded (a mismatch is refused naming both hashes, as analyze
-// does), and the centre is never made up: a recording whose capture segments state no
+// does), a gqrx raw recording's name (gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw, cf32) gives its
+// centre and rate as analyze reads them (a replay_rate or replay_freq that disagrees is
+// refused), and the centre is never made up: a recording whose capture segments state no
 // core:frequency needs replay_freq=F (an annotation's keys are not its tuning), one where
 // some state it and others do not is refused as analyze refuses it, and a replay_freq that
 // disagrees with the meta's is refused. The meta's text must first be JSON as analyze reads
@@ -234,12 +236,38 @@ class Replay {
         } else {
             format = argString(args, "replay_format", "");
             rate_ = argDouble(args, "replay_rate", 0.0);
-            if (format.empty() || !(rate_ > 0.0) || !freqGiven)
+            bool haveFreq = freqGiven;
+            double centre = argFreq;
+            // gqrx names its raw recordings gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw (cf32): the
+            // name states the centre and rate, as analyze reads them; a replay_rate or
+            // replay_freq that disagrees is refused, one left out is the name's. (Another
+            // replay_format than cf32 is a file the name no longer describes, as in analyze.)
+            double gqrxCentre = 0.0, gqrxRate = 0.0;
+            if ((format.empty() || format == "cf32" || format == "cf32_le") &&
+                gqrxName(path_, &gqrxCentre, &gqrxRate)) {
+                const std::string named = "rxsim: replay " + path_ + ": its gqrx file name states ";
+                format = "cf32";
+                auto r = args.find("replay_rate");
+                if (r != args.end() && !r->second.empty() && rate_ != gqrxRate)
+                    throw std::runtime_error(named + number(gqrxRate) + " S/s; replay_rate=" +
+                                             r->second + " disagrees: drop it");
+                if (haveFreq && centre != gqrxCentre)
+                    throw std::runtime_error(named + "the centre " + number(gqrxCentre) +
+                                             " Hz; replay_freq=" + given->second +
+                                             " disagrees: drop it");
+                if (!(gqrxCentre > 0.0))
+                    throw std::runtime_error(named + "a centre of 0 Hz, not a frequency > 0 "
+                                             "(rxnode analyze refuses it too)");
+                rate_ = gqrxRate;
+                centre = gqrxCentre;
+                haveFreq = true;
+            }
+            if (format.empty() || !(rate_ > 0.0) || !haveFreq)
                 throw std::runtime_error(
                     "rxsim: replay of the raw file " + path_ +
                     " needs replay_format=cf32|ci16|ci8|cu8, replay_rate=R and replay_freq=F (the "
                     "centre it was recorded at: a raw file states none)");
-            freq_ = argFreq;
+            freq_ = centre;
             refuseContainer(path_);
         }
         if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
@@ -420,6 +448,35 @@ class Replay {
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
+    }
+    // Whether path's file name is one gqrx gives its raw I/Q recordings,
+    // gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw (FREQ and RATE whole Hz), as analyze tells it;
+    // if so, the centre and rate it states.
+    static bool gqrxName(const std::string &path, double *centre, double *rate) {
+        const size_t slash = path.find_last_of("/\\");
+        const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+        const std::string pre = "gqrx_", suf = "_fc.raw";
+        if (name.size() < pre.size() + suf.size() || name.compare(0, pre.size(), pre) != 0 ||
+            name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
+            return false;
+        const std::string body = name.substr(pre.size(), name.size() - pre.size() - suf.size());
+        std::vector<std::string> parts;
+        size_t start = 0;
+        for (size_t i = 0; i <= body.size(); i++)
+            if (i == body.size() || body[i] == '_') {
+                parts.push_back(body.substr(start, i - start));
+                start = i + 1;
+            }
+        auto digits = [](const std::string &t, size_t n) {
+            return !t.empty() && (n == 0 || t.size() == n) &&
+                   t.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (parts.size() != 4 || !digits(parts[0], 8) || !digits(parts[1], 6) ||
+            !digits(parts[2], 0) || !digits(parts[3], 0))
+            return false;
+        *centre = std::strtod(parts[2].c_str(), nullptr);
+        *rate = std::strtod(parts[3].c_str(), nullptr);
+        return true;
     }
     // What an SDRangel .sdriq header says; bits 0: the file is not one.
     struct Sdriq {

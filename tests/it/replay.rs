@@ -1027,3 +1027,59 @@ fn analyze_json(dir: &Path, file: &str) -> String {
         .unwrap();
     text(&o.stdout)
 }
+
+/// A gqrx raw recording (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`, cf32) replays at the
+/// centre and rate its name states, as `analyze` reads them: rxsim took
+/// `replay_rate=2e6`, `replay_freq=100e6` instead and played a 1 MS/s recording's
+/// +100 kHz tone at 100.2 MHz, where `analyze` reads 434.02 MHz. A disagreeing
+/// `replay_rate` or `replay_freq` is now refused naming the name's value; without them
+/// the tone plays at 434.02 MHz.
+#[test]
+fn a_replay_takes_a_gqrx_recordings_centre_and_rate_from_its_name() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let samples: Vec<u8> = (0..100_000u32)
+        .flat_map(|i| {
+            let p = std::f32::consts::TAU * 0.1 * (i % 10) as f32; // +100 kHz at 1 MS/s
+            [p.cos() * 0.5, p.sin() * 0.5]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    let name = "gqrx_20231010_120000_433920000_1000000_fc.raw";
+    std::fs::write(d.join(name), &samples).unwrap();
+    let play = |extra: &str, f: &str, r: &str| {
+        let device = format!(
+            "driver=rxsim,serial=q,replay={}{extra}",
+            d.join(name).display()
+        );
+        run_fed(
+            lab.rxnode()
+                .args([
+                    "--sim", "capture", "-d", &device, "-f", f, "-r", r, "-t", "0.1", "--json",
+                ])
+                .env("RXSIM_EVENT_LOG", lab.events_log()),
+            b"",
+        )
+    };
+    for (extra, said) in [
+        (
+            ",replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+            "its gqrx file name states 1000000 S/s; replay_rate=2e6 disagrees",
+        ),
+        (
+            ",replay_freq=100e6",
+            "its gqrx file name states the centre 433920000 Hz; replay_freq=100e6 disagrees",
+        ),
+    ] {
+        let out = play(extra, "100M", "2M");
+        assert_ne!(out.status.code(), Some(0), "{extra}: {}", show(&out));
+        assert!(text(&out.stderr).contains(said), "{extra}: {}", show(&out));
+    }
+    let out = play("", "433.92M", "1M");
+    let c = parsed(&out);
+    assert!(
+        (c.peaks[0].frequency_hz - 434.02e6).abs() < 1e3,
+        "{}",
+        show(&out)
+    );
+}
