@@ -8,13 +8,23 @@
 // plays it once, then every read times out (logged once as `replayEnd RX`), like a
 // radio that stopped delivering. The radio offers only the file's rate and tunes
 // to its centre; tuning it elsewhere is refused (the samples cannot move).
+// An SDRangel .sdriq recording (replay=FILE.sdriq, or any file opening with its 32-byte
+// header, CRC-32 and all) is replayed from its header's rate, centre and sample size (16-bit,
+// or 24-bit in 32-bit words at full scale 2^23), as analyze reads it: a replay_format is
+// refused (its header would be streamed as samples), so is a replay_rate or replay_freq
+// that disagrees with the header, and a file named .sdriq whose header is not one (too
+// short, its CRC-32 wrong, a sample size other than 16 or 24) is refused naming the field.
 // A SigMF meta this reader would misread (several channels, headers or a footer in the
 // data file, another data file, segments at different centres) is refused naming the key,
 // and so is a "raw" file that is a container (a WAV, a tar archive, a GNU Radio File Meta
-// Sink recording with attached headers), whose headers it would stream as samples, and a
+// Sink recording with attached headers), whose headers it would stream as samples, a raw
+// file whose GNU Radio detached headers FILE.hdr lie beside it (they state its layout, rate
+// and rx_freq, which analyze reads and a raw replay would not), and a
 // file that ends mid-sample (as analyze refuses it). A meta's core:sha512 is checked over
 // the data file as it is loaded (a mismatch is refused naming both hashes, as analyze
-// does), and the centre is never made up: a recording whose capture segments state no
+// does), a gqrx raw recording's name (gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw, cf32) gives its
+// centre and rate as analyze reads them (a replay_rate or replay_freq that disagrees is
+// refused), and the centre is never made up: a recording whose capture segments state no
 // core:frequency needs replay_freq=F (an annotation's keys are not its tuning), one where
 // some state it and others do not is refused as analyze refuses it, and a replay_freq that
 // disagrees with the meta's is refused. The meta's text must first be JSON as analyze reads
@@ -41,6 +51,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "common.hpp"
 #include "json_check.hpp"
 #include "sha512.hpp"
@@ -59,6 +71,7 @@ class Replay {
         path_ = it->second;
         loop_ = argDouble(args, "replay_loop", 1.0) != 0.0;
         std::string data = path_, format;
+        long offset = 0; // where the samples start in the data file
         const std::string meta_ext = ".sigmf-meta", data_ext = ".sigmf-data";
         auto ends = [](const std::string &a, const std::string &b) {
             return a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
@@ -188,21 +201,81 @@ class Replay {
                     throw std::runtime_error("rxsim: replay " + meta_ + ": core:sha512 " +
                                              h->shown() + " is not a SHA-512 (128 hex digits)");
             }
+        } else if (const Sdriq sq = sdriqOf(path_); sq.bits != 0) {
+            // SDRangel's .sdriq: its header says the layout, rate and centre, as analyze
+            // reads them; the samples follow its 32 bytes.
+            const std::string what = "rxsim: replay " + path_ + ": it is an SDRangel .sdriq recording (" +
+                                     std::to_string(sq.bits) + "-bit I/Q, " + number(sq.rate) +
+                                     " S/s, centre " + number(sq.center) +
+                                     " Hz, its 32-byte header CRC-checked)";
+            if (!argString(args, "replay_format", "").empty())
+                throw std::runtime_error(what + ": its header says how its samples are stored; "
+                                                "drop replay_format (read as " +
+                                         argString(args, "replay_format", "") +
+                                         ", its header would be streamed as samples)");
+            if (!(sq.rate > 0.0))
+                throw std::runtime_error(what + ": its header's sample rate is 0 S/s, not a rate > 0 "
+                                                "(rxnode analyze refuses it too)");
+            if (!(sq.center > 0.0))
+                throw std::runtime_error(what + ": its header's centre frequency is 0 Hz, not a "
+                                                "frequency > 0 (rxnode analyze refuses it too)");
+            auto r = args.find("replay_rate");
+            if (r != args.end() && !r->second.empty() &&
+                argDouble(args, "replay_rate", std::nan("")) != sq.rate)
+                throw std::runtime_error("rxsim: replay_rate=" + r->second + " disagrees with " +
+                                         path_ + "'s .sdriq header, " + number(sq.rate) +
+                                         " S/s; drop replay_rate");
+            if (freqGiven && argFreq != sq.center)
+                throw std::runtime_error("rxsim: replay_freq=" + given->second + " disagrees with " +
+                                         path_ + "'s .sdriq header, centre " + number(sq.center) +
+                                         " Hz; drop replay_freq");
+            rate_ = sq.rate;
+            freq_ = sq.center;
+            format = sq.bits == 24 ? "sdriq24" : "sdriq16";
+            offset = 32;
         } else {
             format = argString(args, "replay_format", "");
             rate_ = argDouble(args, "replay_rate", 0.0);
-            if (format.empty() || !(rate_ > 0.0) || !freqGiven)
+            bool haveFreq = freqGiven;
+            double centre = argFreq;
+            // gqrx names its raw recordings gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw (cf32): the
+            // name states the centre and rate, as analyze reads them; a replay_rate or
+            // replay_freq that disagrees is refused, one left out is the name's. (Another
+            // replay_format than cf32 is a file the name no longer describes, as in analyze.)
+            double gqrxCentre = 0.0, gqrxRate = 0.0;
+            if ((format.empty() || format == "cf32" || format == "cf32_le") &&
+                gqrxName(path_, &gqrxCentre, &gqrxRate)) {
+                const std::string named = "rxsim: replay " + path_ + ": its gqrx file name states ";
+                format = "cf32";
+                auto r = args.find("replay_rate");
+                if (r != args.end() && !r->second.empty() && rate_ != gqrxRate)
+                    throw std::runtime_error(named + number(gqrxRate) + " S/s; replay_rate=" +
+                                             r->second + " disagrees: drop it");
+                if (haveFreq && centre != gqrxCentre)
+                    throw std::runtime_error(named + "the centre " + number(gqrxCentre) +
+                                             " Hz; replay_freq=" + given->second +
+                                             " disagrees: drop it");
+                if (!(gqrxCentre > 0.0))
+                    throw std::runtime_error(named + "a centre of 0 Hz, not a frequency > 0 "
+                                             "(rxnode analyze refuses it too)");
+                rate_ = gqrxRate;
+                centre = gqrxCentre;
+                haveFreq = true;
+            }
+            if (format.empty() || !(rate_ > 0.0) || !haveFreq)
                 throw std::runtime_error(
                     "rxsim: replay of the raw file " + path_ +
                     " needs replay_format=cf32|ci16|ci8|cu8, replay_rate=R and replay_freq=F (the "
                     "centre it was recorded at: a raw file states none)");
-            freq_ = argFreq;
+            freq_ = centre;
             refuseContainer(path_);
         }
         if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
             throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
                                      " S/s outside 0.1..250 MS/s");
-        load(data, format, isSigmf ? "core:datatype" : "replay_format");
+        load(data, format,
+             isSigmf ? "core:datatype" : offset != 0 ? ".sdriq header's sample size" : "replay_format",
+             offset);
         // A segment the meta places past the data's last sample: the recording lost the
         // samples it describes (analyze refuses it), never replayed as if whole.
         for (size_t i = 1; i < starts_.size(); i++)
@@ -351,22 +424,113 @@ class Replay {
         else if (at(0, kGnuRadio, sizeof kGnuRadio))
             what = "a GNU Radio File Meta Sink recording with attached headers, whose headers (one "
                    "before each segment)";
-        // SDRangel's .sdriq: a 32-byte header (rate u32, centre u64, start time u64, sample
-        // size u32 of 16 or 24, filler u32) closed by the CRC-32 of its first 28 bytes.
-        auto u32at = [&](size_t off) {
-            return uint32_t(h[off]) | uint32_t(h[off + 1]) << 8 | uint32_t(h[off + 2]) << 16 |
-                   uint32_t(h[off + 3]) << 24;
-        };
-        if (n >= 32 && (u32at(20) == 16 || u32at(20) == 24) && crc32(h, 28) == u32at(28))
-            throw std::runtime_error(
-                "rxsim: replay of the raw file " + path + ": it is an SDRangel .sdriq recording (" +
-                std::to_string(u32at(20)) + "-bit I/Q, its 32-byte header CRC-checked), whose header "
-                "would be streamed as samples; rxsim replays raw samples or a SigMF pair (rxnode "
-                "analyze refuses it too, naming what its header says)");
+        // GNU Radio's File Meta Sink with detached headers: FILE.hdr beside the samples (a
+        // regular file opening with a header, as analyze tells it) states their layout, rate
+        // and rx_freq, which analyze reads and a raw replay would not: a 1 MS/s recording at
+        // 433.92 MHz replayed at replay_rate=2e6, replay_freq=100e6 put its tone at 100.2 MHz.
+        const std::string hdr = path + ".hdr";
+        struct stat st;
+        if (what.empty() && stat(hdr.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG) {
+            if (FILE *hf = std::fopen(hdr.c_str(), "rb")) {
+                unsigned char m[sizeof kGnuRadio] = {};
+                const size_t k = std::fread(m, 1, sizeof m, hf);
+                std::fclose(hf);
+                if (k == sizeof m && std::memcmp(m, kGnuRadio, sizeof m) == 0)
+                    throw std::runtime_error(
+                        "rxsim: replay of the raw file " + path + ": " + hdr +
+                        " beside it is its GNU Radio File Meta Sink header (detached), which states "
+                        "the samples' layout, rate and rx_freq; a raw replay would take "
+                        "replay_format, replay_rate and replay_freq instead (rxnode analyze reads "
+                        "the file with its header); rxsim replays raw samples or a SigMF pair");
+            }
+        }
         if (!what.empty())
             throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
                                      " would be streamed as samples; rxsim replays raw samples or a "
                                      "SigMF pair (rxnode analyze reads this file)");
+    }
+    // Whether path's file name is one gqrx gives its raw I/Q recordings,
+    // gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw (FREQ and RATE whole Hz), as analyze tells it;
+    // if so, the centre and rate it states.
+    static bool gqrxName(const std::string &path, double *centre, double *rate) {
+        const size_t slash = path.find_last_of("/\\");
+        const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+        const std::string pre = "gqrx_", suf = "_fc.raw";
+        if (name.size() < pre.size() + suf.size() || name.compare(0, pre.size(), pre) != 0 ||
+            name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
+            return false;
+        const std::string body = name.substr(pre.size(), name.size() - pre.size() - suf.size());
+        std::vector<std::string> parts;
+        size_t start = 0;
+        for (size_t i = 0; i <= body.size(); i++)
+            if (i == body.size() || body[i] == '_') {
+                parts.push_back(body.substr(start, i - start));
+                start = i + 1;
+            }
+        auto digits = [](const std::string &t, size_t n) {
+            return !t.empty() && (n == 0 || t.size() == n) &&
+                   t.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (parts.size() != 4 || !digits(parts[0], 8) || !digits(parts[1], 6) ||
+            !digits(parts[2], 0) || !digits(parts[3], 0))
+            return false;
+        *centre = std::strtod(parts[2].c_str(), nullptr);
+        *rate = std::strtod(parts[3].c_str(), nullptr);
+        return true;
+    }
+    // What an SDRangel .sdriq header says; bits 0: the file is not one.
+    struct Sdriq {
+        unsigned bits = 0;
+        double rate = 0.0, center = 0.0;
+    };
+    // SDRangel's .sdriq: a 32-byte header (rate u32, centre u64, start time u64, sample
+    // size u32 of 16 or 24, filler u32) closed by the CRC-32 of its first 28 bytes, all
+    // little-endian. A file named .sdriq must have one (refused naming the field, as
+    // analyze refuses it); another is one when its first 32 bytes are one, CRC and all.
+    static Sdriq sdriqOf(const std::string &path) {
+        const std::string ext = ".sdriq";
+        std::string tail = path.size() >= ext.size() ? path.substr(path.size() - ext.size()) : "";
+        std::transform(tail.begin(), tail.end(), tail.begin(),
+                       [](unsigned char c) { return char(std::tolower(c)); });
+        const bool named = tail == ext;
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) return {}; // load names the file it cannot open
+        unsigned char h[32] = {};
+        const size_t n = std::fread(h, 1, sizeof h, f);
+        std::fclose(f);
+        const std::string not_one =
+            "rxsim: replay " + path + ": not an SDRangel .sdriq recording as its name says: ";
+        if (n < 32) {
+            if (named)
+                throw std::runtime_error(not_one + std::to_string(n) +
+                                         " bytes, shorter than its 32-byte header");
+            return {};
+        }
+        auto u32at = [&](size_t off) {
+            return uint32_t(h[off]) | uint32_t(h[off + 1]) << 8 | uint32_t(h[off + 2]) << 16 |
+                   uint32_t(h[off + 3]) << 24;
+        };
+        const uint32_t stored = u32at(28), computed = crc32(h, 28);
+        if (stored != computed) {
+            if (!named) return {};
+            char b[160];
+            std::snprintf(b, sizeof b,
+                          "its header's CRC-32 (bytes 28..32) is 0x%08x, but its first 28 bytes "
+                          "hash to 0x%08x",
+                          unsigned(stored), unsigned(computed));
+            throw std::runtime_error(not_one + b + " (rxnode analyze refuses it too)");
+        }
+        const uint32_t bits = u32at(20);
+        if (bits != 16 && bits != 24) {
+            if (!named) return {};
+            throw std::runtime_error(not_one + "its header's sample size (bytes 20..24) is " +
+                                     std::to_string(bits) + ": SDRangel writes 16 or 24");
+        }
+        Sdriq sq;
+        sq.bits = bits;
+        sq.rate = double(u32at(0));
+        sq.center = double(uint64_t(u32at(4)) | uint64_t(u32at(8)) << 32);
+        return sq;
     }
     // The CRC-32 (IEEE 802.3, reflected, as zlib computes it) of b[0..len).
     static uint32_t crc32(const unsigned char *b, size_t len) {
@@ -383,18 +547,26 @@ class Replay {
         return b;
     }
     // formatFrom: where the format was named (replay_format, or the meta's core:datatype).
-    void load(const std::string &path, const std::string &format, const std::string &formatFrom) {
+    // offset: the byte the samples start at (an .sdriq's header before it).
+    void load(const std::string &path, const std::string &format, const std::string &formatFrom,
+              long offset) {
         size_t width;
-        int kind; // 0 float32, 1 int16, 2 int8, 3 uint8
+        int kind; // 0 float32, 1 int16, 2 int8, 3 uint8, 4 int32 holding a 24-bit value
         if (format == "cf32" || format == "cf32_le") width = 8, kind = 0;
         else if (format == "ci16" || format == "ci16_le" || format == "cs16") width = 4, kind = 1;
         else if (format == "ci8" || format == "cs8") width = 2, kind = 2;
         else if (format == "cu8") width = 2, kind = 3;
+        else if (format == "sdriq16") width = 4, kind = 1;
+        else if (format == "sdriq24") width = 8, kind = 4;
         else
             throw std::runtime_error("rxsim: replay format " + format +
                                      " not supported (cf32_le, ci16_le, ci8, cu8)");
         FILE *f = std::fopen(path.c_str(), "rb");
         if (f == nullptr) throw std::runtime_error("rxsim: replay: cannot open " + path);
+        if (offset != 0 && std::fseek(f, offset, SEEK_SET) != 0) {
+            std::fclose(f);
+            throw std::runtime_error("rxsim: replay: cannot seek in " + path);
+        }
         std::vector<unsigned char> raw(width * 65536);
         // Whole samples only: a file that ends mid-sample is refused as analyze refuses
         // it (truncated, or a wrong replay_format, which gives the same symptom), never
@@ -424,6 +596,12 @@ class Replay {
                     std::memcpy(&a, b, 2);
                     std::memcpy(&c, b + 2, 2);
                     re = a / 32767.0f, im = c / 32767.0f;
+                } else if (kind == 4) {
+                    // SDRangel's 24-bit samples, in 32-bit words: full scale 2^23.
+                    int32_t a, c;
+                    std::memcpy(&a, b, 4);
+                    std::memcpy(&c, b + 4, 4);
+                    re = float(a / 8388608.0), im = float(c / 8388608.0);
                 } else if (kind == 2) {
                     re = int8_t(b[0]) / 127.0f, im = int8_t(b[1]) / 127.0f;
                 } else {

@@ -4,7 +4,8 @@
 # `analyze x.sdriq` said only `unsupported IQ format: "sdriq"`, and `--format cs32` on a 24-bit one read its header
 # as samples and its -6 dBFS tone as -54 dBFS, exit 0.
 # Expected (docs/operator.md#analysing-a-recording): told by its header's CRC, whatever its name or --format, and
-# refused naming SDRangel and what the header says (rate, centre, sample size). Exit 0 = defect present.
+# either read from its header (its -6 dBFS tone at 100.1 MHz: o363) or refused naming SDRangel and what the header
+# says (rate, centre, sample size), never its header read as samples. Exit 0 = defect present.
 . "$(dirname "$0")/lib.sh"
 L=$(mktemp -d /tmp/o359.XXXXXX); cd "$L"; export XDG_CACHE_HOME=$L/cache
 python3 - <<'PY'
@@ -26,7 +27,7 @@ for f in rec16 rec24; do
     rc=$?
     echo "$tag: rc=$rc $(grep -m1 -oE 'error: .{0,220}|peaks.{0,40}' out.txt | tr -s ' ')"
     panics out.txt && { echo "broken: a panic ($tag)"; exit 0; }
-    [ "$rc" = 0 ] && bad="$bad $tag read as raw, exit 0 ($(grep -m1 -oE 'peaks +[0-9.]+ MHz +-?[0-9.]+ dBFS' out.txt | tr -s ' '));"
+    [ "$rc" = 0 ] && ! grep -qE 'peaks +100\.100000 MHz +-6\.0 dBFS' out.txt && bad="$bad $tag read as raw, exit 0 ($(grep -m1 -oE 'peaks +[0-9.]+ MHz +-?[0-9.]+ dBFS' out.txt | tr -s ' '));"
     [ "$rc" != 0 ] && ! grep -qE "an SDRangel \.sdriq recording .*2000000 S/s, centre 100000000 Hz, ${f#rec}-bit" out.txt && bad="$bad $tag refused without naming what it is;"
   done
 done

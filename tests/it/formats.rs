@@ -641,38 +641,89 @@ fn sdriq(bits: u32) -> Vec<u8> {
     out
 }
 
-/// An SDRangel `.sdriq` recording is refused naming what it is, by its header's CRC,
-/// never read as raw samples: `analyze x.sdriq` said only `unsupported IQ format:
-/// "sdriq"`, and `--format cs32` on a 24-bit one read its header as samples and its
-/// −6 dBFS tone as −54 dBFS (exit 0). Both files, by name or with any --format, are
-/// refused naming SDRangel, the header's rate, centre and sample size.
+/// An SDRangel `.sdriq` recording is read from its header: rate, centre and sample
+/// size (16-bit, or 24-bit in 32-bit words at full scale 2^23), whether named `.sdriq`
+/// or told by its header's CRC-32 under another name. `analyze x.sdriq` refused both
+/// (`an SDRangel .sdriq recording … not read`, exit 2). Now each reads its −6 dBFS
+/// tone at 100.1 MHz; a `--format` other than the header's layout, an option that
+/// disagrees with the header, and a `.sdriq` whose header is not one (too short, its
+/// CRC-32 wrong, a sample size of 8, a rate of 0) are refused naming the field.
 #[test]
-fn an_sdrangel_sdriq_recording_is_refused_naming_what_it_is() {
+fn an_sdrangel_sdriq_recording_is_read_from_its_header() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = dir.path();
     for bits in [16, 24] {
+        let bytes = sdriq(bits);
+        for name in [format!("rec{bits}.sdriq"), format!("rec{bits}.bin")] {
+            std::fs::write(d.join(&name), &bytes).unwrap_or_else(|e| panic!("{e}"));
+            let o = analyze(d, &[name.as_str()]);
+            assert_eq!(o.status.code(), Some(0), "{name}: {}", show(&o));
+            let r = report(&o);
+            assert_eq!(r.samples, 1 << 16, "{name}");
+            assert_eq!(r.sample_rate_hz, 2e6, "{name}");
+            assert_eq!(r.center_hz, Some(FC), "{name}");
+            check_tone(&r, 100e3, 0.5, &name);
+        }
         let name = format!("rec{bits}.sdriq");
-        std::fs::write(dir.path().join(&name), sdriq(bits)).unwrap_or_else(|e| panic!("{e}"));
         for args in [
-            vec![name.as_str()],
             vec!["--format", "cs32", "-r", "2M", "-f", "100M", name.as_str()],
-            vec!["--format", "cs16", "-r", "2M", "-f", "100M", name.as_str()],
+            vec!["--format", "cf32", name.as_str()],
         ] {
-            let o = analyze(dir.path(), &args);
+            let o = analyze(d, &args);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
             let said = text(&o.stderr);
             assert!(
                 said.contains("an SDRangel .sdriq recording")
-                    && said.contains(&format!("2000000 S/s, centre 100000000 Hz, {bits}-bit I/Q")),
+                    && said.contains(&format!("2000000 S/s, centre 100000000 Hz, {bits}-bit I/Q"))
+                    && said.contains("leave --format out"),
                 "{args:?}: {}",
                 show(&o)
             );
         }
+        let o = analyze(d, &["-f", "101M", name.as_str()]);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        assert!(
+            text(&o.stderr).contains("centre frequency of its SDRangel .sdriq header"),
+            "{}",
+            show(&o)
+        );
     }
-    // The same samples without the header, as the refusal says: a 16-bit file read as
-    // cs16 gives its tone at its level.
-    let bytes = sdriq(16);
-    std::fs::write(dir.path().join("rec.cs16"), &bytes[32..]).unwrap_or_else(|e| panic!("{e}"));
-    let o = analyze(dir.path(), &["-r", "2M", "-f", "100M", "rec.cs16"]);
+    // The 16-bit layout named as cs16 is the header's own: read past the header.
+    let o = analyze(d, &["--format", "cs16", "rec16.sdriq"]);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    check_tone(&report(&o), 100e3, 0.5, "the 16-bit samples as cs16");
+    check_tone(&report(&o), 100e3, 0.5, "rec16.sdriq as cs16");
+    let good = sdriq(16);
+    let resealed = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = good.clone();
+        edit(&mut b);
+        let crc = crc32fast::hash(&b[..28]);
+        b[28..32].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    let mut wrong_crc = good.clone();
+    wrong_crc[28] ^= 1;
+    for (bytes, said) in [
+        (
+            good[..20].to_vec(),
+            "20 bytes, shorter than the 32-byte header",
+        ),
+        (wrong_crc, "its header's CRC-32 (bytes 28..32) is 0x"),
+        (
+            resealed(&|b| b[20..24].copy_from_slice(&8u32.to_le_bytes())),
+            "its header's sample size (bytes 20..24) is 8",
+        ),
+        (
+            resealed(&|b| b[0..4].copy_from_slice(&0u32.to_le_bytes())),
+            "header's sample rate is 0 S/s",
+        ),
+        (
+            resealed(&|b| b[4..12].copy_from_slice(&0u64.to_le_bytes())),
+            "header's centre frequency is 0 Hz",
+        ),
+    ] {
+        std::fs::write(d.join("bad.sdriq"), bytes).unwrap_or_else(|e| panic!("{e}"));
+        let o = analyze(d, &["bad.sdriq"]);
+        assert_eq!(o.status.code(), Some(2), "{said}: {}", show(&o));
+        assert!(text(&o.stderr).contains(said), "{said}: {}", show(&o));
+    }
 }

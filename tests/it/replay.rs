@@ -300,8 +300,8 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
 /// IQ WAV's 44-byte header swapped I and Q (its +100 kHz tone captured at 99.9 MHz,
 /// PASS), a `.sigmf` archive's tar headers and meta, a GNU Radio File Meta Sink
 /// header (its first bytes as GNU Radio writes them; o271 records with GNU Radio
-/// itself), an SDRangel `.sdriq` header (told by its CRC-32; analyze refuses the file
-/// naming it). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
+/// itself), an SDRangel `.sdriq` header (told by its CRC-32; replayed from its header
+/// when no `replay_format` is given). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
 #[test]
 fn a_replay_refuses_a_container_given_as_a_raw_file() {
     let lab = Lab::new();
@@ -878,4 +878,208 @@ fn a_replay_reads_each_key_from_its_place_as_analyze_does() {
         let said = text(&out.stderr).replace("\\\"", "\"");
         assert!(said.contains(refused), "{name}: {refused}: {}", show(&out));
     }
+}
+
+/// An SDRangel `.sdriq` recording replays from its header (rate, centre, sample
+/// size), as `analyze` reads it: rxsim refused `replay=x.sdriq` (it asked for
+/// `replay_format`, `replay_rate` and `replay_freq`, and given them refused the file as
+/// a container). Now the 16-bit and the 24-bit one (24-bit values in 32-bit words, full
+/// scale 2^23) play their tone at 100.1 MHz at the level of the same samples as a raw
+/// `.cf32`; a `replay_freq` that disagrees with the header, and a `.sdriq` whose CRC-32
+/// is wrong, are refused naming the field.
+#[test]
+fn a_replay_reads_an_sdriq_recording_from_its_header() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let n = 1u32 << 16;
+    let tone: Vec<[f64; 2]> = (0..n)
+        .map(|i| {
+            let p = std::f64::consts::TAU * 0.05 * f64::from(i % 20); // +100 kHz at 2 MS/s
+            [p.cos() * 0.25, p.sin() * 0.25]
+        })
+        .collect();
+    let cf32: Vec<u8> = tone
+        .iter()
+        .flatten()
+        .flat_map(|v| (*v as f32).to_le_bytes())
+        .collect();
+    std::fs::write(d.join("tone.cf32"), cf32).unwrap();
+    for bits in [16u32, 24] {
+        let mut b = Vec::new();
+        b.extend(2_000_000u32.to_le_bytes());
+        b.extend(100_000_000u64.to_le_bytes());
+        b.extend(1_700_000_000_000u64.to_le_bytes());
+        b.extend(bits.to_le_bytes());
+        b.extend(0u32.to_le_bytes());
+        let crc = crc32fast::hash(&b);
+        b.extend(crc.to_le_bytes());
+        for v in tone.iter().flatten() {
+            if bits == 16 {
+                b.extend(((v * 32767.0).round() as i16).to_le_bytes());
+            } else {
+                b.extend(((v * 8_388_608.0).round() as i32).to_le_bytes());
+            }
+        }
+        std::fs::write(d.join(format!("rec{bits}.sdriq")), &b).unwrap();
+        b[28] ^= 1;
+        std::fs::write(d.join("bad.sdriq"), &b).unwrap();
+    }
+    let play = |file: &str, extra: &str| {
+        capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial=s,replay={}{extra}",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        )
+    };
+    let raw = play(
+        "tone.cf32",
+        ",replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+    );
+    let raw = parsed(&raw).peaks[0].power_db;
+    for file in ["rec16.sdriq", "rec24.sdriq"] {
+        // (The capture's clock check finds no reference tone in these samples: its
+        // status is not this test's concern; the samples played are.)
+        let out = play(file, "");
+        let c = parsed(&out);
+        let p = &c.peaks[0];
+        assert!(
+            (p.frequency_hz - 100.1e6).abs() < 1e3,
+            "{file}: {}",
+            show(&out)
+        );
+        assert!((p.power_db - raw).abs() < 0.05, "{file}: {p:?}, raw {raw}");
+    }
+    for (file, extra, said) in [
+        ("rec16.sdriq", ",replay_freq=101e6", "disagrees with"),
+        ("bad.sdriq", "", "its header's CRC-32 (bytes 28..32) is 0x"),
+    ] {
+        let out = play(file, extra);
+        assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
+        assert!(text(&out.stderr).contains(said), "{file}: {}", show(&out));
+    }
+}
+
+/// A raw file whose GNU Radio File Meta Sink headers lie beside it (`FILE.hdr`,
+/// detached: cf32, 1 MS/s, `rx_freq` 433.92 MHz, as GNU Radio 3.10 wrote them) is
+/// refused by a raw replay naming the header file: rxsim took `replay_rate=2e6` and
+/// `replay_freq=100e6` instead and played the +100 kHz tone at 100.2 MHz, where
+/// `analyze` reads it at 434.02 MHz. Without the `.hdr` the same samples replay.
+#[test]
+fn a_replay_refuses_a_raw_file_with_a_gnu_radio_detached_header() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let header = hex::decode(
+        [
+            "0907020004737472740b00000000000000ab090702000562797465730b00000000000c3500090702000463706c780009",
+            "07020004747970650300000005090702000473697a650300000008090702000772785f74696d650c000000020b000000",
+            "0000000000040000000000000000090702000772785f7261746504412e848000000000090702000776657273696f6e03",
+            "0000000006090702000772785f667265710441b9dd180000000006",
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let samples: Vec<u8> = (0..100_000u32)
+        .flat_map(|i| {
+            let p = std::f32::consts::TAU * 0.1 * (i % 10) as f32; // +100 kHz at 1 MS/s
+            [p.cos() * 0.5, p.sin() * 0.5]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    std::fs::write(d.join("rec.cfile"), &samples).unwrap();
+    std::fs::write(d.join("rec.cfile.hdr"), &header).unwrap();
+    std::fs::write(d.join("bare.cfile"), &samples).unwrap();
+    let o = analyze_json(d, "rec.cfile");
+    assert!(o.contains("\"center_hz\": 433920000.0"), "{o}");
+    let replay = |file: &str| {
+        capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial={file},replay={},replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        )
+    };
+    let out = replay("rec.cfile");
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        text(&out.stderr)
+            .contains("rec.cfile.hdr beside it is its GNU Radio File Meta Sink header"),
+        "{}",
+        show(&out)
+    );
+    let out = replay("bare.cfile");
+    assert!(!parsed(&out).peaks.is_empty(), "{}", show(&out));
+}
+
+/// `rxnode --json analyze FILE` in `dir`, its standard output (the report whatever
+/// its verdict).
+fn analyze_json(dir: &Path, file: &str) -> String {
+    let o = crate::util::rxnode_bin()
+        .current_dir(dir)
+        .args(["--json", "analyze", file])
+        .output()
+        .unwrap();
+    text(&o.stdout)
+}
+
+/// A gqrx raw recording (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`, cf32) replays at the
+/// centre and rate its name states, as `analyze` reads them: rxsim took
+/// `replay_rate=2e6`, `replay_freq=100e6` instead and played a 1 MS/s recording's
+/// +100 kHz tone at 100.2 MHz, where `analyze` reads 434.02 MHz. A disagreeing
+/// `replay_rate` or `replay_freq` is now refused naming the name's value; without them
+/// the tone plays at 434.02 MHz.
+#[test]
+fn a_replay_takes_a_gqrx_recordings_centre_and_rate_from_its_name() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let samples: Vec<u8> = (0..100_000u32)
+        .flat_map(|i| {
+            let p = std::f32::consts::TAU * 0.1 * (i % 10) as f32; // +100 kHz at 1 MS/s
+            [p.cos() * 0.5, p.sin() * 0.5]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    let name = "gqrx_20231010_120000_433920000_1000000_fc.raw";
+    std::fs::write(d.join(name), &samples).unwrap();
+    let play = |extra: &str, f: &str, r: &str| {
+        let device = format!(
+            "driver=rxsim,serial=q,replay={}{extra}",
+            d.join(name).display()
+        );
+        run_fed(
+            lab.rxnode()
+                .args([
+                    "--sim", "capture", "-d", &device, "-f", f, "-r", r, "-t", "0.1", "--json",
+                ])
+                .env("RXSIM_EVENT_LOG", lab.events_log()),
+            b"",
+        )
+    };
+    for (extra, said) in [
+        (
+            ",replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+            "its gqrx file name states 1000000 S/s; replay_rate=2e6 disagrees",
+        ),
+        (
+            ",replay_freq=100e6",
+            "its gqrx file name states the centre 433920000 Hz; replay_freq=100e6 disagrees",
+        ),
+    ] {
+        let out = play(extra, "100M", "2M");
+        assert_ne!(out.status.code(), Some(0), "{extra}: {}", show(&out));
+        assert!(text(&out.stderr).contains(said), "{extra}: {}", show(&out));
+    }
+    let out = play("", "433.92M", "1M");
+    let c = parsed(&out);
+    assert!(
+        (c.peaks[0].frequency_hz - 434.02e6).abs() < 1e3,
+        "{}",
+        show(&out)
+    );
 }

@@ -62,9 +62,9 @@ pub struct AnalyzeReport {
     /// Centre frequency, when known.
     pub center_hz: Option<f64>,
     /// Where `center_hz` comes from: `recording` (the file's own metadata: a SigMF
-    /// meta, a WAV's `auxi` chunk, a GNU Radio header), `file_name` (the name a tool
-    /// gives its recordings: gqrx, SDR#, HDSDR) or `option` (`--center-hz`); `null`
-    /// when the centre is unknown.
+    /// meta, a WAV's `auxi` chunk, a GNU Radio or SDRangel `.sdriq` header),
+    /// `file_name` (the name a tool gives its recordings: gqrx, SDR#, HDSDR) or
+    /// `option` (`--center-hz`); `null` when the centre is unknown.
     pub center_from: Option<CenterFrom>,
     /// FFT size.
     pub fft_size: usize,

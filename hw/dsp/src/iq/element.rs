@@ -77,6 +77,15 @@ element!(
     8_388_607.0 / 8_388_608.0,
     |b| (i32::from_le_bytes([0, b[0], b[1], b[2]]) as f32) * (1.0 / 2_147_483_648.0)
 );
+// A 24-bit value in a 32-bit word, as SDRangel stores it: full scale 2²³ (a word
+// beyond ±2²³ reads beyond full scale, and counts as clipped).
+element!(
+    I24In32Le,
+    4,
+    false,
+    8_388_607.0 / 8_388_608.0,
+    |b| (f64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])) * (1.0 / 8_388_608.0)) as f32
+);
 // 2³¹ − 1 rounds to 2³¹ in f32: full scale is 1.0.
 element!(
     I32Le,
@@ -147,6 +156,9 @@ pub enum Datatype {
     /// Signed 24-bit little-endian, three bytes a value: only a WAV stores it (24-bit
     /// PCM); no SigMF datatype names it.
     Ci24Le,
+    /// Signed 24-bit values in 32-bit little-endian words (full scale 2²³): only an
+    /// SDRangel `.sdriq` recording stores it; no SigMF datatype names it.
+    Ci24In32Le,
     /// Signed 32-bit little-endian.
     Ci32Le,
     /// Signed 32-bit big-endian.
@@ -220,6 +232,10 @@ macro_rules! with_element {
                 type $e = I24Le;
                 $body
             }
+            Datatype::Ci24In32Le => {
+                type $e = I24In32Le;
+                $body
+            }
             Datatype::Ci32Le => {
                 type $e = I32Le;
                 $body
@@ -262,6 +278,7 @@ impl Datatype {
             Self::Ci16Le => "ci16_le",
             Self::Ci16Be => "ci16_be",
             Self::Ci24Le => "ci24_le",
+            Self::Ci24In32Le => "ci24_in32_le",
             Self::Ci32Le => "ci32_le",
             Self::Ci32Be => "ci32_be",
             Self::Cf32Le => "cf32_le",
@@ -395,11 +412,24 @@ mod tests {
             one(Datatype::Ci24Le, &[0xff, 0xff, 0x7f, 0, 0, 0x80]),
             (8_388_607.0 / 8_388_608.0, -1.0)
         );
+        // SDRangel's 24-bit samples in 32-bit words: full scale 2^23, not 2^31.
+        assert_eq!(
+            one(Datatype::Ci24In32Le, &[0, 0, 0x40, 0, 0, 0, 0xc0, 0xff]),
+            (0.5, -0.5)
+        );
+        assert_eq!(
+            one(
+                Datatype::Ci24In32Le,
+                &[0xff, 0xff, 0x7f, 0, 0, 0, 0x80, 0xff]
+            ),
+            (8_388_607.0 / 8_388_608.0, -1.0)
+        );
         for d in ALL {
             assert_eq!(Datatype::from_sigmf(d.sigmf_name()), Some(d));
         }
         // Only a WAV stores 24-bit samples: a SigMF meta cannot name them.
         assert_eq!(Datatype::from_sigmf("ci24_le"), None);
+        assert_eq!(Datatype::from_sigmf("ci24_in32_le"), None);
     }
 
     /// A float64 value too small for float32 reads as its smallest value, never as

@@ -57,6 +57,11 @@ pub enum IqFormat {
     /// SigMF (`.sigmf-meta` + `.sigmf-data`, or a `.sigmf` archive).
     #[serde(rename = "sigmf")]
     Sigmf,
+    /// SDRangel's `.sdriq`: a 32-byte header (rate, centre, start time, sample size,
+    /// CRC-32), then int16 I/Q, or 24-bit values in int32 words. Told by its header,
+    /// never named by `--format` (a recording is not written in it).
+    #[serde(rename = "sdriq")]
+    Sdriq,
 }
 
 /// The raw formats with their names (first: the canonical one) and sample layout.
@@ -153,6 +158,7 @@ impl IqFormat {
         match RAW.iter().find(|(f, _, _)| *f == self) {
             Some((_, names, _)) => names[0],
             None if self == Self::Wav => "wav",
+            None if self == Self::Sdriq => "sdriq",
             None => "sigmf",
         }
     }

@@ -318,24 +318,10 @@ impl IqReader {
             r.check_channel(channel)?;
             return Ok(r);
         }
-        // An SDRangel `.sdriq` recording (told by its header's CRC, whatever its name or
-        // the --format given) is refused naming it: read raw, its header would be taken
-        // as samples, and its 24-bit samples read 48 dB low as cs32.
-        if !matches!(
-            format.or_else(|| IqFormat::from_path(path).ok()),
-            Some(IqFormat::Wav | IqFormat::Sigmf)
-        ) {
-            if let Ok((mut f, _)) = open_regular(path) {
-                if let Some(h) = sdriq::header_of(&mut f) {
-                    return Err(bad(
-                        path,
-                        format!(
-                            "an SDRangel .sdriq recording{}",
-                            sdriq::refusal(&h, format.map(IqFormat::name))
-                        ),
-                    ));
-                }
-            }
+        if let Some(r) = Self::open_sdriq(path, format)? {
+            let mut r = r;
+            r.check_channel(channel)?;
+            return Ok(r);
         }
         // A gqrx recording's name says its layout (cf32), centre and rate.
         let gqrx = gqrx_name(path)?;
@@ -457,6 +443,84 @@ impl IqReader {
         Ok(Some(r))
     }
 
+    /// An SDRangel `.sdriq` recording, read from its header's rate, centre and sample
+    /// size: a file named `.sdriq` (a header that is not one is refused naming the
+    /// field), or any other file but a WAV or SigMF that starts with an `.sdriq` header,
+    /// told by its CRC-32. A `--format` other than the header's layout is refused (its
+    /// header would be read as samples). `None` for any other file.
+    fn open_sdriq(path: &Path, format: Option<IqFormat>) -> Result<Option<Self>> {
+        let named = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("sdriq"));
+        let h = if named {
+            let (mut f, len) = open_regular(path)?;
+            if len < sdriq::HEADER_BYTES {
+                return Err(bad(
+                    path,
+                    format!(
+                        "{len} bytes, shorter than the 32-byte header of an SDRangel .sdriq recording its name says it is"
+                    ),
+                ));
+            }
+            let mut b = [0u8; 32];
+            f.read_exact(&mut b).map_err(io(path))?;
+            sdriq::parse_checked(&b).map_err(|why| {
+                bad(
+                    path,
+                    format!("not an SDRangel .sdriq recording as its name says: {why}"),
+                )
+            })?
+        } else {
+            if matches!(
+                format.or_else(|| IqFormat::from_path(path).ok()),
+                Some(IqFormat::Wav | IqFormat::Sigmf)
+            ) {
+                return Ok(None);
+            }
+            let Ok((mut f, _)) = open_regular(path) else {
+                return Ok(None);
+            };
+            let Some(h) = sdriq::header_of(&mut f) else {
+                return Ok(None);
+            };
+            h
+        };
+        if let Some(why) = h.implausible() {
+            return Err(bad(
+                path,
+                format!("an SDRangel .sdriq recording whose header's {why}"),
+            ));
+        }
+        let datatype = h.datatype();
+        if let Some(given) = format.filter(|f| f.datatype() != Some(datatype)) {
+            return Err(bad(
+                path,
+                format!(
+                    "an SDRangel .sdriq recording{}",
+                    sdriq::wrong_format(&h, given.name())
+                ),
+            ));
+        }
+        let (_, len) = open_regular(path)?;
+        let samples = len.saturating_sub(sdriq::HEADER_BYTES);
+        if samples == 0 {
+            return Err(bad(
+                path,
+                "an SDRangel .sdriq recording holding its 32-byte header and no samples",
+            ));
+        }
+        let data = DataRange {
+            path: path.to_path_buf(),
+            offset: sdriq::HEADER_BYTES,
+            len: samples,
+        };
+        let ranges = vec![(sdriq::HEADER_BYTES, samples)];
+        let mut r = Self::open_ranges(data, ranges, None, datatype, 1, 0, IqFormat::Sdriq)?;
+        r.info.sample_rate_hz = Some(f64::from(h.rate));
+        r.info.center_hz = Some(h.center_hz as f64);
+        Ok(Some(r))
+    }
+
     fn check_channel(&mut self, channel: u32) -> Result<()> {
         if channel >= self.info.num_channels {
             let path = self.info.meta_path.as_ref().unwrap_or(&self.info.data_path);
@@ -514,7 +578,7 @@ impl IqReader {
                      truncated or wrong format",
                     data.len,
                     match format {
-                        IqFormat::Sigmf => datatype.sigmf_name(),
+                        IqFormat::Sigmf | IqFormat::Sdriq => datatype.sigmf_name(),
                         f => f.name(),
                     },
                     if channels > 1 {
