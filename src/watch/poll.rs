@@ -161,15 +161,16 @@ fn prompt_queue(
             Err(e) => {
                 let e = format!("{e:#}");
                 if unshown.get(id) != Some(&e) {
-                    flow.loud(format!(
-                        "task {id} could not be shown or its decision recorded: {e}; it stays pending and is offered again at the next poll"
-                    ));
-                    // Evidence that an answer may have been typed and lost (the
-                    // ledger may be on the same full disk: then only the screen says it).
+                    // Evidence that an answer may have been typed and lost, written
+                    // before it is said (the ledger may be on the same full disk:
+                    // then only the screen says it).
                     let line = Entry::new(Event::DecisionNotRecorded { error: e.clone() }).task(id);
                     if let Err(le) = ledger::append(&flow.paths, &line) {
                         tracing::warn!("ledger: {le:#}");
                     }
+                    flow.loud(format!(
+                        "task {id} could not be shown or its decision recorded: {e}; it stays pending and is offered again at the next poll"
+                    ));
                 }
                 unshown.insert(id.clone(), e);
             }
