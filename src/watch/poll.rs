@@ -255,8 +255,10 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
 }
 
 /// A commit (or its root tree, or a folder on the way to the task path) on the
-/// new part of the branch that is larger than any real one (2 MiB, 16 MiB): a few KiB
-/// pushed that would inflate to GiBs in every read. The poll is refused before
+/// new part of the branch that is larger than any real one (2 MiB, 16 MiB), or new
+/// commits that together hold more than the walk's byte budget
+/// (`RXNODE_WALK_BYTES`): a few KiB pushed that would inflate to GiBs in every
+/// read. The poll is refused before
 /// anything reads it — one ledger line per tip — and nothing is examined until
 /// the main PC replaces the branch's tip (docs/protocol.md#bound).
 fn refuse_oversized(
@@ -269,7 +271,9 @@ fn refuse_oversized(
     let stop = marker.and_then(|m| Oid::from_str(m).ok());
     // A first start examines only the tip: only the tip is checked.
     let max = if marker.is_none() { 1 } else { limit.commits };
-    let Some(why) = ops::oversized_on_chain(repo, tip, stop, max, Some(&flow.task_path)) else {
+    let bytes = ops::walk_bytes_budget();
+    let Some(why) = ops::oversized_on_chain(repo, tip, stop, max, Some(&flow.task_path), bytes)
+    else {
         return Ok(());
     };
     let reason = format!(

@@ -132,26 +132,76 @@ fn present(repo: &Repository, id: Oid) -> bool {
         .is_some_and(|(_, k)| k == git2::ObjectType::Commit)
 }
 
+/// Environment variable that sets the bytes of commit objects one poll's walk
+/// reads at most (1 MiB ..= 16 GiB; [`WALK_BYTES`] otherwise).
+pub(crate) const WALK_BYTES_ENV: &str = "RXNODE_WALK_BYTES";
+
+/// Bytes of commit objects one poll's walk reads at most, unless
+/// `RXNODE_WALK_BYTES` says otherwise: 5 000 commits (`--walk-limit`) of
+/// 13 KiB. The bound on one commit alone did not bound a poll: commits of just
+/// under [`MAX_COMMIT_BYTES`] compress to a few KiB each, so 200 of them (under
+/// 600 KB pushed) made one poll read and parse 400 MB several times over
+/// (11 s of CPU; docs/protocol.md#bound).
+pub(crate) const WALK_BYTES: u64 = 64 << 20;
+
+/// The commit bytes one poll's walk may read: [`WALK_BYTES`] unless
+/// `RXNODE_WALK_BYTES` holds a number of bytes in 1 MiB ..= 16 GiB (anything
+/// else is ignored with a warning naming it: the default stays).
+pub(crate) fn walk_bytes_budget() -> u64 {
+    let Ok(v) = std::env::var(WALK_BYTES_ENV) else {
+        return WALK_BYTES;
+    };
+    match v.trim().parse::<u64>() {
+        Ok(b) if ((1 << 20)..=(16 << 30)).contains(&b) => b,
+        _ => {
+            tracing::warn!(
+                "{WALK_BYTES_ENV}={v:?} ignored: must be bytes in 1048576 ..= 17179869184; \
+                 {WALK_BYTES} used"
+            );
+            WALK_BYTES
+        }
+    }
+}
+
 /// The first commit over [`MAX_COMMIT_BYTES`], or whose root tree — or, given
 /// `path`, a folder on the way to `path` — is over [`MAX_TREE_BYTES`], on the
 /// first-parent chain from `tip` down to (not including) `stop`, looking at no
 /// more than `max` commits: why it is not read. A poll refuses such a tip before
 /// anything else reads it: a walk looks `path` up in every commit it examines,
 /// so an oversized `docs/` in one of them would fail every poll.
+///
+/// `bytes` bounds what the chain's commits may hold together (the walk that
+/// follows reads each of them): the first commit that would take their sum past
+/// it is not read, and why is said naming [`WALK_BYTES_ENV`].
 pub(crate) fn oversized_on_chain(
     repo: &Repository,
     tip: Oid,
     stop: Option<Oid>,
     max: usize,
     path: Option<&str>,
+    bytes: u64,
 ) -> Option<String> {
     let mut c = tip;
-    for _ in 0..max {
+    let mut sum = 0u64;
+    for n in 0..max {
         if Some(c) == stop || !present(repo, c) {
             return None;
         }
         if let Some(why) = oversized(repo, c) {
             return Some(why);
+        }
+        let size = repo
+            .odb()
+            .and_then(|o| o.read_header(c))
+            .map_or(0, |(size, _)| size as u64);
+        sum = sum.saturating_add(size);
+        if sum > bytes {
+            return Some(format!(
+                "the {} newest commits down to {c} hold {sum} bytes, over the {bytes} bytes of \
+                 commits one poll reads ({WALK_BYTES_ENV}; ordinary commits are a few hundred \
+                 bytes): {c} and what is older are not read",
+                n + 1
+            ));
         }
         let k = repo.find_commit(c).ok()?;
         if let Some(why) = oversized(repo, k.tree_id()) {
@@ -745,14 +795,60 @@ mod tests {
         assert!(commit(&repo, big).is_err());
         assert!(entry_at(&repo, big, "f").is_err());
         assert_eq!(
-            oversized_on_chain(&repo, c, Some(a), 10, None),
+            oversized_on_chain(&repo, c, Some(a), 10, None, u64::MAX),
             Some(why.clone())
         );
-        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10, None), None);
+        assert_eq!(
+            oversized_on_chain(&repo, c, Some(big), 10, None, u64::MAX),
+            None
+        );
         assert!(!is_ancestor_within(&repo, a, c, 10).unwrap());
         let h = task_history(&repo, c, Some(a), "f", 10).unwrap();
         assert!(h.versions.is_empty(), "{:?}", h.versions);
         assert_eq!(h.incomplete, Some(why));
+    }
+
+    /// New commits each within the one-commit bound but over the poll's byte
+    /// budget together (10 commits of 300 KiB against 1 MiB) are refused before
+    /// the walk reads them, naming the budget's variable and the first commit
+    /// not read; the same chain within a 4 MiB budget passes.
+    #[test]
+    fn a_poll_walk_stops_at_its_commit_byte_budget() {
+        let (_d, repo) = temp_repo();
+        let a = commit_file(&repo, "f", b"a", None);
+        let tree = repo.find_commit(a).unwrap().tree_id();
+        let mut chain = vec![a];
+        for t in 0..10 {
+            let prev = chain[chain.len() - 1];
+            let mut raw = format!(
+                "tree {tree}\nparent {prev}\nauthor t <t@x> {t} +0000\ncommitter t <t@x> {t} +0000\n\n"
+            )
+            .into_bytes();
+            raw.resize(raw.len() + (300 << 10), b'A');
+            let id = repo
+                .odb()
+                .unwrap()
+                .write(git2::ObjectType::Commit, &raw)
+                .unwrap();
+            chain.push(id);
+        }
+        let tip = chain[10];
+        let why = oversized_on_chain(&repo, tip, Some(a), 100, None, 1 << 20).unwrap();
+        // 4 commits of ~300 KiB pass 1 MiB: the 4th newest (chain[7]) is not read.
+        assert!(why.contains(WALK_BYTES_ENV), "{why}");
+        assert!(
+            why.contains(&format!("the 4 newest commits down to {}", chain[7])),
+            "{why}"
+        );
+        assert_eq!(
+            oversized_on_chain(&repo, tip, Some(a), 100, None, 4 << 20),
+            None
+        );
+        // The bound counts only the new part: from the 3rd commit on it is within 1 MiB.
+        assert_eq!(
+            oversized_on_chain(&repo, tip, Some(chain[7]), 100, None, 1 << 20),
+            None
+        );
     }
 
     /// A commit written as raw bytes with these parents, in this order (repeats

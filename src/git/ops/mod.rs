@@ -14,7 +14,7 @@ pub(crate) mod tls;
 pub(crate) use history::{
     commit, entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within,
     not_an_ancestor_reason, oversized, oversized_on_chain, path_blocked, read_blob_at,
-    task_history, tree, Blob, History, Version,
+    task_history, tree, walk_bytes_budget, Blob, History, Version,
 };
 pub(crate) use remote::{
     credentials_callback, fetch, fetch_bounded, fetch_lock_files, missing_local_remote,

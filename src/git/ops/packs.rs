@@ -118,7 +118,7 @@ pub(crate) fn refuse_oversized(repo: &Repository, before: &BeforeFetch) -> Optio
                 let stop = before
                     .known
                     .unwrap_or_else(|| before.refs.get(name).copied());
-                super::history::oversized_on_chain(repo, *tip, stop, CHAIN_LIMIT, None)
+                super::history::oversized_on_chain(repo, *tip, stop, CHAIN_LIMIT, None, u64::MAX)
             })
         })?;
     for (name, now) in now {

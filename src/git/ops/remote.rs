@@ -557,7 +557,7 @@ pub(crate) fn oversized_advertised(
     heads: &[git2::RemoteHead<'_>],
 ) -> Option<String> {
     heads.iter().find_map(|h| {
-        let why = super::history::oversized_on_chain(repo, h.oid(), None, ADVERTISED_DEPTH, None)?;
+        let why = super::history::oversized_on_chain(repo, h.oid(), None, ADVERTISED_DEPTH, None, u64::MAX)?;
         Some(format!(
             "the remote's {} leads to a commit this checkout holds: {why}; nothing is pushed \
              while it is advertised — whoever pushed it must remove it from the remote, then \
