@@ -134,6 +134,14 @@ pub(crate) enum Once {
     Unreadable(String),
 }
 
+/// The way out of a prompt for an exact phrase left without it (a different
+/// line, end of input, Ctrl-C): `command` again, then the phrase. The one place
+/// that words it, so `run`'s `AUTHORIZE …` and `publish`'s `PUBLISH <ID>` name
+/// the same next step; `--json` carries it as the error's `fix`.
+pub(crate) fn retype_fix(command: &str, phrase: &str) -> String {
+    format!(" — fix: `{command}` again, then type exactly `{phrase}` and Enter")
+}
+
 /// [`ask`] for a command that asks once (`run`'s `AUTHORIZE …`, `publish`'s
 /// `PUBLISH <ID>`), woken by the process's signal handler (`crate::signals`): Ctrl-C
 /// or SIGTERM ends the wait with [`Once::Interrupted`] instead of killing the
