@@ -134,6 +134,14 @@ pub(crate) enum Once {
     Unreadable(String),
 }
 
+/// The way out of a prompt for an exact phrase left without it (a different
+/// line, end of input, Ctrl-C): `command` again, then the phrase. The one place
+/// that words it, so `run`'s `AUTHORIZE …` and `publish`'s `PUBLISH <ID>` name
+/// the same next step; `--json` carries it as the error's `fix`.
+pub(crate) fn retype_fix(command: &str, phrase: &str) -> String {
+    format!(" — fix: `{command}` again, then type exactly `{phrase}` and Enter")
+}
+
 /// [`ask`] for a command that asks once (`run`'s `AUTHORIZE …`, `publish`'s
 /// `PUBLISH <ID>`), woken by the process's signal handler (`crate::signals`): Ctrl-C
 /// or SIGTERM ends the wait with [`Once::Interrupted`] instead of killing the
@@ -148,7 +156,9 @@ pub(crate) fn ask_once(prompt: &str, to: To) -> Once {
     let (tx, rx) = std::sync::mpsc::channel::<Option<std::io::Result<Option<String>>>>();
     let on_signal = tx.clone();
     if crate::signals::subscribe(move || on_signal.send(None).is_ok()).is_err() {
-        return once(ask(prompt, to));
+        let answer = once(ask(prompt, to));
+        end_prompt_line(prompt, to, &answer);
+        return answer;
     }
     if crate::signals::received() {
         return Once::Interrupted;
@@ -160,9 +170,24 @@ pub(crate) fn ask_once(prompt: &str, to: To) -> Once {
     std::thread::spawn(move || {
         let _ = tx.send(Some(read_answer()));
     });
-    match rx.recv() {
+    let answer = match rx.recv() {
         Ok(Some(r)) => once(r),
         Ok(None) | Err(_) => Once::Interrupted,
+    };
+    end_prompt_line(prompt, to, &answer);
+    answer
+}
+
+/// After Ctrl-D or Ctrl-C at a prompt that leaves the cursor on its line, the
+/// terminal echoed no line end (`… to go ahead: ^C`): end that line, so what
+/// the command says next starts a line of its own.
+fn end_prompt_line(prompt: &str, to: To, answer: &Once) {
+    if matches!(answer, Once::Eof | Once::Interrupted) && !prompt.ends_with('\n') {
+        let shell = crate::Shell::default();
+        let _ = match to {
+            To::Stdout => shell.out_plain("\n"),
+            To::Stderr => shell.err("\n", false),
+        };
     }
 }
 

@@ -35,7 +35,8 @@ pub struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// The RX checkout (a Git work tree); default: the current directory.
+    /// The checkout (a Git work tree): the RX clone on a node, the main PC's
+    /// clone for `results` and `task new`; default: the current directory.
     #[arg(long, global = true, env = "RXNODE_REPO", default_value = ".")]
     pub repo: PathBuf,
     /// The node policy file (default: `.local/rxnode-policy.json`); must be a

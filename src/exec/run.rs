@@ -18,6 +18,7 @@ use crate::store::ledger::{self, Entry, Event, Refusal, RunEnd};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
+use crate::term::Once;
 use anyhow::Result;
 use rxnode_interlock::{
     required_phrase, verify_node_authorization, Authorization, AuthorizationKind, Plan, Policy,
@@ -25,23 +26,6 @@ use rxnode_interlock::{
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask_once`]:
-/// on a terminal, input typed before the prompt was drawn is discarded).
-fn read_line_exact(prompt: &str) -> Result<Option<String>> {
-    use crate::term::{ask_once, Once};
-    // Ctrl-C or SIGTERM at the prompt authorizes nothing: the run refuses as for
-    // any other line (ledger line, lock released) instead of being killed with its
-    // lock left behind.
-    match ask_once(prompt, crate::term::To::Stderr) {
-        Once::Line(l) => Ok(Some(l)),
-        Once::Eof => Ok(None),
-        Once::Unreadable(why) => Err(anyhow::anyhow!("cannot read stdin: {why}")),
-        Once::Interrupted => Err(anyhow::anyhow!(
-            "interrupted at the prompt (Ctrl-C or a stop signal): nothing was authorized and nothing ran"
-        )),
-    }
-}
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
 fn acquire_run_lock(paths: &Paths, id: &str) -> Result<Lock> {
@@ -442,35 +426,64 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
             }
         }
     }
-    let line = read_line_exact(&format!(
-        "Type exactly `{phrase}` and Enter to authorize, anything else refuses:\n"
-    ));
+    // On a terminal, input typed before the prompt was drawn is discarded
+    // ([`crate::term::ask_once`]); Ctrl-C or SIGTERM at the prompt authorizes
+    // nothing: the run refuses as for any other line (ledger line, lock
+    // released) instead of being killed with its lock left behind.
+    let line = crate::term::ask_once(
+        &format!("Type exactly `{phrase}` and Enter to authorize, anything else refuses:\n"),
+        crate::term::To::Stderr,
+    );
     let at = now_iso();
+    // Another line, end of input or a signal: nothing ran, the approval stands,
+    // and the phrase typed at the next `run` is the way on. Not for stdin that
+    // cannot be read or an approval this node cannot vouch for.
+    let mut retype = true;
     let verified = match line {
-        Ok(None) => Err("no line typed and ended with Enter (end of input)".to_owned()),
+        Once::Eof => Err("no line typed and ended with Enter (end of input)".to_owned()),
+        Once::Interrupted => Err(
+            "interrupted at the prompt (Ctrl-C or a stop signal): nothing was authorized and nothing ran"
+                .to_owned(),
+        ),
         // A line past the bound, or stdin that cannot be read: never the phrase.
-        Err(e) => Err(format!("{e:#}")),
-        Ok(Some(l)) => match crate::store::key::load(run.paths) {
+        Once::Unreadable(why) => {
+            retype = false;
+            Err(format!("cannot read stdin: {why}"))
+        }
+        Once::Line(l) => match crate::store::key::load(run.paths) {
             Ok(Some(k)) => {
                 verify_node_authorization(task, &run.approved.approval, k.bytes(), &l, &at)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| {
+                        retype = matches!(e, rxnode_interlock::Error::WrongPhrase { .. });
+                        e.to_string()
+                    })
             }
-            Ok(None) => Err("this node has no key, so it made no approval".to_owned()),
-            Err(e) => Err(format!("{e:#}")),
+            Ok(None) => {
+                retype = false;
+                Err("this node has no key, so it made no approval".to_owned())
+            }
+            Err(e) => {
+                retype = false;
+                Err(format!("{e:#}"))
+            }
         },
     };
     let a = verified.map_err(|why| {
-        refuse(
-            run.paths,
-            ids,
-            Some(run.sha),
-            // The interlock's refusal names the task already: one sentence per fact.
-            if why.starts_with("authorization refused") {
-                why
-            } else {
-                format!("authorization refused for task {ids}: {why}")
-            },
-        )
+        // The interlock's refusal names the task already: one sentence per fact.
+        let reason = if why.starts_with("authorization refused") {
+            why
+        } else {
+            format!("authorization refused for task {ids}: {why}")
+        };
+        let recorded = refuse(run.paths, ids, Some(run.sha), reason.clone());
+        if retype {
+            crate::exit::refused(format!(
+                "{reason}{}",
+                crate::term::retype_fix(&format!("rxnode run {ids}"), &phrase)
+            ))
+        } else {
+            recorded
+        }
     })?;
     let mac = crate::store::key::load(run.paths)?
         .and_then(|k| a.record_mac(k.bytes(), &run.approved.commit));

@@ -93,6 +93,30 @@ fn help_lists_every_subcommand_and_global_flag() {
     assert!(doc.contains("--json"));
 }
 
+/// `--repo` in the main PC's commands' help (`results`, `task new`) names the
+/// main PC's clone they read, not only "the RX checkout".
+#[test]
+fn repo_flag_help_names_the_main_pc_clone_too() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["results", "--help"][..],
+        &["task", "new", "--help"],
+        &["watch", "--help"],
+    ] {
+        let help = ok(&rxnode(d.path()).args(args).output().unwrap());
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("--repo"))
+            .unwrap_or_else(|| panic!("{args:?}: no --repo line: {help}"));
+        assert!(
+            line.contains(
+                "the RX clone on a node, the main PC's clone for `results` and `task new`"
+            ),
+            "{args:?}: {line}"
+        );
+    }
+}
+
 #[test]
 fn verbose_flag_and_rust_log_turn_on_tracing() {
     let d = tempfile::tempdir().unwrap();

@@ -184,7 +184,7 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         Vec::new()
     };
     let gone = taken_away(&repo, &st, plan.base.as_ref(), &prep.node);
-    confirm(ctx, &(p.shown(&plan, &also) + &gone), id)?;
+    confirm(ctx, &(p.shown(&plan, &also) + &gone), id, push)?;
     // The operator may have taken a while: what is committed is what was shown
     // and what the outbox holds now, never a result a run replaced meanwhile.
     not_being_run(paths, id)?;
@@ -551,8 +551,10 @@ impl Publication<'_> {
 }
 
 /// Show what is about to happen and read one line: only the exact
-/// `PUBLISH <TASK_ID>` (line terminator stripped) goes ahead.
-fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
+/// `PUBLISH <TASK_ID>` (line terminator stripped) goes ahead. A refusal here
+/// wrote nothing: for another line, end of input or a signal its fix is the
+/// same command again (`push`: with `--push`).
+fn confirm(ctx: &Ctx, shown: &str, id: &TaskId, push: bool) -> Result<()> {
     let prompt = format!("{shown}Type exactly `PUBLISH {id}` to go ahead: ");
     let to = if ctx.json {
         crate::term::To::Stderr
@@ -560,6 +562,10 @@ fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
         crate::term::To::Stdout
     };
     let expected = format!("PUBLISH {id}");
+    let fix = crate::term::retype_fix(
+        &format!("rxnode publish {id}{}", if push { " --push" } else { "" }),
+        &expected,
+    );
     let answer = match crate::term::ask_once(&prompt, to) {
         crate::term::Once::Line(l) => l,
         crate::term::Once::Unreadable(e) => {
@@ -569,18 +575,18 @@ fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
         }
         crate::term::Once::Eof => {
             return Err(refused(format!(
-                "no confirmation (end of input); `{expected}` was required; nothing was written"
+                "no confirmation (end of input); `{expected}` was required; nothing was written{fix}"
             )))
         }
         crate::term::Once::Interrupted => {
             return Err(refused(format!(
-                "interrupted at the prompt (Ctrl-C or a stop signal); `{expected}` was required; nothing was written"
+                "interrupted at the prompt (Ctrl-C or a stop signal); `{expected}` was required; nothing was written{fix}"
             )))
         }
     };
     if answer != expected {
         return Err(refused(format!(
-            "the confirmation is not exactly `{expected}`: {}; nothing was written",
+            "the confirmation is not exactly `{expected}`: {}; nothing was written{fix}",
             rxnode_interlock::phrase_difference(&answer, &expected)
         )));
     }

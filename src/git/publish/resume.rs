@@ -205,7 +205,7 @@ pub(super) fn push_pending(
             shown.push_str(&format!("    {RESULTS_DIR}/{k}/\n"));
         }
     }
-    confirm(ctx, &shown, id)?;
+    confirm(ctx, &shown, id, true)?;
     // As in `publish`: a signal must not kill a ref update half-way.
     let _ = crate::signals::cancel_flag("publish");
     let msg = tip_commit.message().unwrap_or("rx-results").to_owned();

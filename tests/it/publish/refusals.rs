@@ -242,3 +242,41 @@ fn planted_token_in_json_and_md_json_disagreement_are_refused() {
     assert_refused_nothing_written(&fx, &co, &out, before, "missing md");
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing"));
 }
+
+/// A confirmation left without `PUBLISH <ID>` (another line, end of input)
+/// writes nothing and names the way on: the same command again (with `--push`
+/// when it was given) and the phrase to type; typing it then publishes.
+#[test]
+fn publish_confirmation_refused_names_the_command_again_and_the_phrase() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    let id = "RX_PUB_FIX";
+    fx.outbox(&co, id, "RX_RESULT_ONLY");
+    for (push, answer) in [
+        (true, Some("publish rx_pub_fix\n")),
+        (false, Some("PUBLISH RX_PUB_FIX \r\n")),
+        (true, None),
+    ] {
+        let out = publish(&co, id, push, answer);
+        expect_exit!(out, 3);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let command = if push {
+            format!("rxnode publish {id} --push")
+        } else {
+            format!("rxnode publish {id}")
+        };
+        assert!(
+            err.contains(&format!(
+                "nothing was written — fix: `{command}` again, then type exactly `PUBLISH {id}` and Enter"
+            )),
+            "{answer:?}: {err}"
+        );
+        assert_eq!(
+            git(&co, &["for-each-ref", "refs/heads/rx-node"]),
+            "",
+            "{answer:?}: nothing published"
+        );
+    }
+    let out = publish(&co, id, true, Some("PUBLISH RX_PUB_FIX\n"));
+    expect_exit!(out, 0);
+}

@@ -227,3 +227,40 @@ fn ctrl_c_at_the_publish_prompt_refuses_and_commits_nothing() {
     let out = rig.lab.run(&["publish", id], &format!("PUBLISH {id}\n"));
     assert_eq!(code(&out), Some(0), "{}", show(&out));
 }
+
+/// Ctrl-D or Ctrl-C at `PUBLISH <ID>` on a terminal (which echoes no line end)
+/// puts the refusal on a line of its own, not after the prompt's `go ahead: `.
+#[cfg(unix)]
+#[test]
+fn ctrl_d_or_ctrl_c_at_the_publish_prompt_puts_the_refusal_on_its_own_line() {
+    let rig = Rig::new();
+    let id = "PUB_EOL_1";
+    named(&rig);
+    rig.post_and_approve(id, &publishable(), None);
+    for key in ["Ctrl-D", "Ctrl-C"] {
+        let mut pty = crate::util::Pty::spawn(rig.lab.rxnode().args(["publish", id]));
+        pty.wait_for("to go ahead: ", 1, 30);
+        // Past the prompt's discard of what was typed before it was drawn.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        if key == "Ctrl-D" {
+            pty.type_text("\u{4}");
+        } else {
+            // SAFETY: kill(2) on the child's own PID.
+            assert_eq!(
+                unsafe { libc::kill(pty.child.id() as i32, libc::SIGINT) },
+                0
+            );
+        }
+        let status = exited(&mut pty, 20);
+        let screen = pty.screen();
+        assert_eq!(status.code(), Some(3), "{key}: {status:?}: {screen}");
+        assert!(
+            screen.contains("\nrxnode: error: refused: "),
+            "{key}: the refusal starts a line: {screen:?}"
+        );
+        assert!(
+            !screen.contains("go ahead: rxnode"),
+            "{key}: glued to the prompt: {screen:?}"
+        );
+    }
+}

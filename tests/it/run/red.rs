@@ -210,6 +210,63 @@ fn the_authorized_run_transmits_once(rig: &Rig, id: &str) {
 /// An answer that never ends its line (stdin from `/dev/zero`) is refused after
 /// the bound, without reading on: exit 3, a ledger `refused`, nothing keyed; the
 /// task stays runnable and the exact phrase then transmits once.
+/// A RED run refused at its prompt (another line, end of input) names the way
+/// on: `rxnode run ID` again and the phrase to type, in the text and as
+/// `--json`'s `fix`; the ledger keeps the refusal without it; a refusal before
+/// the prompt (policy) names no retyping; the phrase typed next time runs.
+#[test]
+fn authorization_refused_at_the_prompt_names_run_again_and_the_phrase() {
+    let rig = Rig::new();
+    let id = "RUN_RED_FIX";
+    rig.post_and_approve(id, &red_tx(), Some(tx_plan()));
+    rig.set_policy(TX_POLICY_OK);
+    let fix = format!("`rxnode run {id}` again, then type exactly `AUTHORIZE RF TX` and Enter");
+    for (stdin, why) in [
+        (Some("authorize rf tx\n"), "lower case"),
+        (Some("AUTHORIZE RF TX \r\n"), "trailing space, CRLF"),
+        (None, "end of input"),
+    ] {
+        let out = assert_refused(&rig, id, stdin, why);
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!(" — fix: {fix}")), "{why}: {err}");
+    }
+    let out = crate::util::run_fed(
+        rig.lab
+            .rxnode()
+            .args(["--sim", "--json", "run", id])
+            .env("RXSIM_EVENT_LOG", &rig.events)
+            .env("NO_COLOR", "1"),
+        b"AUTHORIZE RF T\n",
+    );
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
+    let line = text(&out.stderr);
+    let last = line.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(v["error"]["fix"], fix.as_str(), "{line}");
+    let reasons: Vec<String> = rig
+        .lab
+        .ledger_events()
+        .iter()
+        .filter(|e| e["event"] == "refused")
+        .map(|e| e["detail"]["reason"].to_string())
+        .collect();
+    assert_eq!(reasons.len(), 4, "{reasons:?}");
+    assert!(reasons.iter().all(|r| !r.contains("fix:")), "{reasons:?}");
+    // Refused before the prompt (out of policy): typing again is no way on.
+    rig.set_policy(
+        r#"{"tx": {"allowed_ranges_hz": [[430000000, 433000000]], "max_gain_db": 10, "max_duration_s": 2}}"#,
+    );
+    let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "out of policy");
+    assert!(
+        !text(&out.stderr).contains("again, then type"),
+        "{}",
+        show(&out)
+    );
+    rig.set_policy(TX_POLICY_OK);
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(0), "the fix works: {}", show(&out));
+}
+
 #[test]
 fn an_endless_answer_line_is_refused_after_the_bound_and_keys_nothing() {
     let rig = Rig::new();
