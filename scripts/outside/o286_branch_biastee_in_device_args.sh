@@ -3,7 +3,7 @@
 # `biastee=true`: SoapyAirspy (and SoapyAirspyHF) write every device arg named like one of their settings
 # when the device is made, so this powers the antenna port's bias-T with no `settings` in the plan and no
 # `rx.allowed_settings` in the node's policy (an empty list here). The plan check refused only `replay*`,
-# `fpga`, `fw`; UHD's `addr=`, `clock_source=`, LimeSuite's `cacheCalibrations=`... passed the same way.
+# `fpga`, `fw`; UHD's `clock_source=`, libiio's `uri=xml:FILE`, LimeSuite's `cacheCalibrations=`... passed the same way.
 # A task's device args now hold only the keys that pick a radio. The radio's own log (rxsim's `make` line
 # for the task's own serial) is the witness that the device args reached the driver's make().
 source "$(dirname "$0")/lib.sh"

@@ -9,10 +9,18 @@ const IMAGE_KEYS: [&str; 2] = ["fpga", "fw"];
 
 /// The only device arg keys a task's plan may give (exactly, as SoapySDR and the
 /// drivers spell them): the ones that pick a radio. Every other key is a driver's
-/// own switch, read when the device is made (docs/safety.md). Beside them: `remote`
+/// own switch, read when the device is made (docs/safety.md). A radio of another
+/// host is picked by its address (UHD's `addr`, SoapyPlutoSDR's `hostname`, `uri`),
+/// and transmits only when `tx.allowed_remote_servers` lists it. Beside them: `remote`
 /// (the SoapyRemote server, which `tx.allowed_remote_servers` gates for TX) and
 /// `remote:KEY` for one of these keys, which SoapyRemote passes on as `KEY`.
-const TASK_DEVICE_KEYS: [&str; 6] = ["driver", "serial", "label", "type", "product", "name"];
+const TASK_DEVICE_KEYS: [&str; 8] = [
+    "driver", "serial", "label", "type", "product", "name", "addr", "hostname",
+];
+
+/// The `uri=` a task may give (libiio's, SoapyPlutoSDR): a radio on a local bus or
+/// at a network address, never `xml:` (a file on this node) or another backend.
+const TASK_URI_SCHEMES: [&str; 3] = ["usb:", "ip:", "local:"];
 
 /// The simulator's model keys (hw/rxsim/registration.cpp, but its `replay*` keys,
 /// which name a file): allowed beside `driver=rxsim`, whose args reach no other
@@ -175,8 +183,8 @@ impl StepCheck<'_> {
         // device is made, past every other check: SoapyAirspy and SoapyAirspyHF write
         // any arg named like a setting (`biastee=true` powers the antenna port, with
         // no `rx.allowed_settings`), UHD loads an FPGA image or firmware (`fpga=`,
-        // `fw=`) that drives the transmitter itself, or opens another host (`addr=`),
-        // rxsim reads the file `replay=` names. So a task names a radio and nothing
+        // `fw=`) that drives the transmitter itself, sets `clock_source=`; libiio
+        // reads the file `uri=xml:PATH` names, rxsim the file `replay=` names. So a task names a radio and nothing
         // more: only the keys of [`TASK_DEVICE_KEYS`] pass (and a SoapyRemote server,
         // whose TX `tx.allowed_remote_servers` gates); anything else is the
         // operator's, with `--device`.
@@ -194,12 +202,16 @@ impl StepCheck<'_> {
         // which gets every key but `driver`/`type`, `remote:` keys with the prefix cut.
         let sim = all_are("driver", "rxsim")
             || (all_are("driver", "remote") && all_are("remote:driver", "rxsim"));
-        let picks = |k: &str| TASK_DEVICE_KEYS.contains(&k) || (sim && SIM_KEYS.contains(&k));
+        let picks = |k: &str, v: &str| {
+            TASK_DEVICE_KEYS.contains(&k)
+                || (k == "uri" && TASK_URI_SCHEMES.iter().any(|s| v.starts_with(s)))
+                || (sim && SIM_KEYS.contains(&k))
+        };
         let mut refused: Vec<&str> = Vec::new();
-        for &(key, _) in &pairs {
+        for &(key, value) in &pairs {
             let allowed = match key.strip_prefix("remote:") {
-                Some(far) => picks(far),
-                None => key == "remote" || picks(key),
+                Some(far) => picks(far, value),
+                None => key == "remote" || picks(key, value),
             };
             if allowed || refused.contains(&key) {
                 continue;
@@ -213,7 +225,7 @@ impl StepCheck<'_> {
                 "a task cannot make a radio load an FPGA image or firmware, which could key its transmitter outside every TX check (give it with `--device` on the command line)".to_string()
             } else {
                 format!(
-                    "a task names its radio only by {} (and a SoapyRemote server by remote=, remote:driver=) — the driver reads any other key when the device is made (a bias-T, a clock or reference output, a calibration, an image to load, another host), outside the settings policy and every TX check — fix: drop {shown:?}, or give it with `--device` on the command line",
+                    "a task names its radio only by {}, uri=usb:|ip:|local: (and a SoapyRemote server by remote=, remote:driver=) — the driver reads any other key when the device is made (a bias-T, a clock or reference output, a calibration, an image to load, another host), outside the settings policy and every TX check — fix: drop {shown:?}, or give it with `--device` on the command line",
                     TASK_DEVICE_KEYS.join(", ")
                 )
             };

@@ -751,19 +751,24 @@ fn device_args_that_load_an_fpga_image_or_firmware_are_refused() {
 
 /// A driver reads every device arg when the device is made, outside the settings
 /// policy and the TX checks (SoapyAirspy writes `biastee=true` as a setting; UHD
-/// opens `addr=`, sets `clock_source=`; SoapyRemote passes `remote:KEY` on as
-/// `KEY`): a task's device args hold only the keys that pick a radio, each other
-/// key refused by field, named, with the fix. The simulator's model keys pass
+/// sets `clock_source=`; libiio reads `uri=xml:FILE`; SoapyRemote passes
+/// `remote:KEY` on as `KEY`): a task's device args hold only the keys that pick a
+/// radio (a network radio by its address), each other key refused by field, named,
+/// with the fix. The simulator's model keys pass
 /// beside `driver=rxsim` only (locally or as the remote's driver).
 #[test]
 fn device_args_hold_only_the_keys_that_pick_a_radio() {
     for (dev, key) in [
         ("driver=airspy,serial=0x1,biastee=true", "biastee"),
         ("driver=rtlsdr, biastee = 1", "biastee"),
-        ("driver=uhd,addr=203.0.113.5", "addr"),
+        (
+            "driver=uhd,addr=203.0.113.5,mgmt_addr=203.0.113.6",
+            "mgmt_addr",
+        ),
+        ("driver=plutosdr,uri=xml:/home/op/.ssh/id_ed25519", "uri"),
         ("driver=uhd,type=b200,clock_source=external", "clock_source"),
         ("driver=lime,cacheCalibrations=1", "cacheCalibrations"),
-        ("driver=plutosdr,uri=ip:203.0.113.9", "uri"),
+        ("driver=plutosdr,uri=ip:203.0.113.9,usb=1", "usb"),
         ("serial=1,biastee=true", "biastee"),
         ("driver=airspy,tone_hz=1e6", "tone_hz"),
         ("driver=rxsim,driver=airspy,biastee=1", "biastee"),
@@ -815,6 +820,10 @@ fn device_args_hold_only_the_keys_that_pick_a_radio() {
         "driver=rxsim,serial=s1,tone_hz=100.1e6,ppm=2,ext_ref=1",
         "driver=remote,remote=tcp://127.0.0.1:1,remote:driver=rxsim,serial=far2,tone_hz=100.1e6",
         "driver=remote,remote=tcp://127.0.0.1:1,remote:driver=hackrf,remote:serial=1",
+        "driver=uhd,addr=192.168.10.2",
+        "driver=plutosdr,uri=ip:192.168.2.1",
+        "driver=plutosdr,uri=usb:1.2.5",
+        "driver=plutosdr,hostname=pluto.local",
     ] {
         let step = format!(
             r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
