@@ -91,6 +91,66 @@ impl RadioSettings {
     }
 }
 
+impl RadioSettings {
+    /// Settings and stream args a task's plan may never give, whatever
+    /// `rx.allowed_settings` lists (the list is the node's, for the operator's
+    /// `--setting` too): a key that loads, flashes or erases an image or firmware, or
+    /// resets the radio (SoapyBladeRF's `load_fpga`, `flash_fpga`, `flash_firmware`,
+    /// `erase_stored_fpga`, `jump_to_bootloader`, `reset`), loops or calibrates a
+    /// path (`loopback`, LimeSuite's `CALIBRATE_TX`), or drives the transmit side
+    /// (a `TX…`/`…_TX` word, LimeSuite's `TXTSP_CONST` test signal). A bias-T's
+    /// power (`bias_tx`, `biastee_tx`: DC on a port, no signal) stays the policy's.
+    pub fn task_problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (field, map) in [
+            ("settings", &self.settings),
+            ("stream_args", &self.stream_args),
+        ] {
+            for k in map.keys().filter(|k| never_from_a_task(k)) {
+                out.push((
+                    field,
+                    format!(
+                        "{field}.{} can never be set by a task, whatever rx.allowed_settings lists: the key loads or writes an image or firmware, resets, loops back or calibrates the radio, or drives its transmit side — fix: drop it (the operator can give it with `--setting`)",
+                        crate::header::truncate(k, 40)
+                    ),
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A setting key no task may give ([`RadioSettings::task_problems`]), compared
+/// without regard to case, word by word (words split at anything not a letter or
+/// digit).
+fn never_from_a_task(key: &str) -> bool {
+    const PARTS: [&str; 10] = [
+        "fpga",
+        "firmware",
+        "flash",
+        "bootloader",
+        "erase",
+        "eeprom",
+        "load",
+        "reset",
+        "loopback",
+        "calib",
+    ];
+    let k = key.to_ascii_lowercase();
+    if PARTS.iter().any(|p| k.contains(p)) {
+        return true;
+    }
+    let words: Vec<&str> = k
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let tx = words
+        .iter()
+        .any(|w| w.starts_with("tx") || w.ends_with("tx"));
+    let bias = words.iter().any(|w| w.starts_with("bias"));
+    tx && !bias
+}
+
 fn bad_char(c: char) -> bool {
     c.is_control() || c == ',' || c == '='
 }
@@ -172,5 +232,50 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("ppm NaN"));
+    }
+
+    /// A task may never give a key that loads or flashes an image, resets, loops
+    /// back, calibrates or drives the transmit side, even when the policy lists it;
+    /// a bias-T's power and the receive side's own keys stay the policy's.
+    #[test]
+    fn a_task_never_sets_an_image_reset_or_transmit_key() {
+        for k in [
+            "load_fpga",
+            "flash_firmware",
+            "erase_stored_fpga",
+            "jump_to_bootloader",
+            "reset",
+            "loopback",
+            "CALIBRATE_TX",
+            "TXTSP_CONST",
+            "ENABLE_TX_GFIR_LPF",
+            "tx_lo",
+        ] {
+            let mut s = RadioSettings::default();
+            s.settings.insert(k.into(), "1".into());
+            let p = s.task_problems();
+            assert!(
+                p.iter().any(|(f, m)| *f == "settings"
+                    && m.contains(&format!("settings.{k} can never be set by a task"))),
+                "{k}: {p:?}"
+            );
+            let mut s = RadioSettings::default();
+            s.stream_args.insert(k.into(), "1".into());
+            assert_eq!(s.task_problems().len(), 1, "{k}");
+        }
+        for k in [
+            "biastee",
+            "bias_tx",
+            "biastee_tx",
+            "biastee_rx",
+            "rfnotch",
+            "direct_samp",
+            "agc",
+            "bufflen",
+        ] {
+            let mut s = RadioSettings::default();
+            s.settings.insert(k.into(), "1".into());
+            assert!(s.task_problems().is_empty(), "{k}");
+        }
     }
 }

@@ -7,6 +7,53 @@ use crate::error::Issue;
 /// device is made (UHD: `fpga`, `fw`), compared without regard to case.
 const IMAGE_KEYS: [&str; 2] = ["fpga", "fw"];
 
+/// The only device arg keys a task's plan may give (exactly, as SoapySDR and the
+/// drivers spell them): the ones that pick a radio. Every other key is a driver's
+/// own switch, read when the device is made (docs/safety.md). A radio of another
+/// host is picked by its address (UHD's `addr`, SoapyPlutoSDR's `hostname`, `uri`),
+/// and transmits only when `tx.allowed_remote_servers` lists it. Beside them: `remote`
+/// (the SoapyRemote server, which `tx.allowed_remote_servers` gates for TX) and
+/// `remote:KEY` for one of these keys, which SoapyRemote passes on as `KEY`.
+const TASK_DEVICE_KEYS: [&str; 8] = [
+    "driver", "serial", "label", "type", "product", "name", "addr", "hostname",
+];
+
+/// The `uri=` a task may give (libiio's, SoapyPlutoSDR): a radio on a local bus or
+/// at a network address, never `xml:` (a file on this node) or another backend.
+const TASK_URI_SCHEMES: [&str; 3] = ["usb:", "ip:", "local:"];
+
+/// The simulator's model keys (hw/rxsim/registration.cpp, but its `replay*` keys,
+/// which name a file): allowed beside `driver=rxsim`, whose args reach no other
+/// driver (SoapySDR makes only the module a `driver` key names) and no hardware.
+const SIM_KEYS: [&str; 26] = [
+    "ppm",
+    "ext_ref",
+    "ext_ppm",
+    "tone_hz",
+    "tone_dbfs",
+    "noise_dbfs",
+    "pace",
+    "tx",
+    "buffer_samples",
+    "tx_fail_after",
+    "tx_stall_after_s",
+    "tx_stall_s",
+    "emitters",
+    "settle_s",
+    "dead_hz",
+    "seed",
+    "rx_stall_after_s",
+    "fail_open",
+    "lte_freq",
+    "lte_pci",
+    "lte_snr_db",
+    "lte_seed",
+    "lte_tdd",
+    "sample_ppm",
+    "gsm_freq",
+    "gsm_snr_db",
+];
+
 /// The checks of one plan step: step `n` of the plan whose fence is on `line`.
 pub(crate) struct StepCheck<'a> {
     /// The line of the block's fence (every step issue is reported there).
@@ -132,37 +179,59 @@ impl StepCheck<'_> {
                 ),
             );
         }
-        // A plan comes from the branch: it may not name a file on this laptop for a
-        // radio to read (the simulator's `replay=FILE`); replaying a recording is the
-        // operator's choice on the command line.
-        if let Some(key) = d
+        // A plan comes from the branch, and a driver reads every device arg when the
+        // device is made, past every other check: SoapyAirspy and SoapyAirspyHF write
+        // any arg named like a setting (`biastee=true` powers the antenna port, with
+        // no `rx.allowed_settings`), UHD loads an FPGA image or firmware (`fpga=`,
+        // `fw=`) that drives the transmitter itself, sets `clock_source=`; libiio
+        // reads the file `uri=xml:PATH` names, rxsim the file `replay=` names. So a task names a radio and nothing
+        // more: only the keys of [`TASK_DEVICE_KEYS`] pass (and a SoapyRemote server,
+        // whose TX `tx.allowed_remote_servers` gates); anything else is the
+        // operator's, with `--device`.
+        let pairs: Vec<(&str, &str)> = d
             .split(',')
-            .filter_map(|kv| kv.split('=').next())
-            .map(str::trim)
-            .find(|k| *k == "replay" || k.starts_with("replay_"))
-        {
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .collect();
+        // Every value of `key` is `want`, and there is one (SoapySDR keeps the last).
+        let all_are = |key: &str, want: &str| {
+            pairs.iter().any(|(k, _)| *k == key)
+                && pairs.iter().all(|(k, v)| *k != key || *v == want)
+        };
+        // The args reach the simulator only: locally, or on a SoapyRemote server,
+        // which gets every key but `driver`/`type`, `remote:` keys with the prefix cut.
+        let sim = all_are("driver", "rxsim")
+            || (all_are("driver", "remote") && all_are("remote:driver", "rxsim"));
+        let picks = |k: &str, v: &str| {
+            TASK_DEVICE_KEYS.contains(&k)
+                || (k == "uri" && TASK_URI_SCHEMES.iter().any(|s| v.starts_with(s)))
+                || (sim && SIM_KEYS.contains(&k))
+        };
+        let mut refused: Vec<&str> = Vec::new();
+        for &(key, value) in &pairs {
+            let allowed = match key.strip_prefix("remote:") {
+                Some(far) => picks(far, value),
+                None => key == "remote" || picks(key, value),
+            };
+            if allowed || refused.contains(&key) {
+                continue;
+            }
+            refused.push(key);
+            let shown = crate::header::truncate(key, 40);
+            let bare = key.strip_prefix("remote:").unwrap_or(key);
+            let why = if bare == "replay" || bare.starts_with("replay_") {
+                "a task cannot name a file on this node for a radio to read (replay a recording with `--device` on the command line)".to_string()
+            } else if IMAGE_KEYS.iter().any(|i| bare.eq_ignore_ascii_case(i)) {
+                "a task cannot make a radio load an FPGA image or firmware, which could key its transmitter outside every TX check (give it with `--device` on the command line)".to_string()
+            } else {
+                format!(
+                    "a task names its radio only by {}, uri=usb:|ip:|local: (and a SoapyRemote server by remote=, remote:driver=) — the driver reads any other key when the device is made (a bias-T, a clock or reference output, a calibration, an image to load, another host), outside the settings policy and every TX check — fix: drop {shown:?}, or give it with `--device` on the command line",
+                    TASK_DEVICE_KEYS.join(", ")
+                )
+            };
             self.push(
                 Some("device"),
-                format!(
-                    "rx-plan step {n}: device args may not hold {key:?}: a task cannot name a file on this node for a radio to read (replay a recording with `--device` on the command line)"
-                ),
-            );
-        }
-        // Nor make a radio load an FPGA image or firmware (UHD's `fpga=`, `fw=`: a
-        // path or an image name, loaded when the device is made): a loaded image
-        // drives the radio's transmitter itself, outside the TX interlock, and the
-        // branch can put the file in this checkout.
-        if let Some(key) = d
-            .split(',')
-            .filter_map(|kv| kv.split('=').next())
-            .map(str::trim)
-            .find(|k| IMAGE_KEYS.iter().any(|i| k.eq_ignore_ascii_case(i)))
-        {
-            self.push(
-                Some("device"),
-                format!(
-                    "rx-plan step {n}: device args may not hold {key:?}: a task cannot make a radio load an FPGA image or firmware, which could key its transmitter outside every TX check (give it with `--device` on the command line)"
-                ),
+                format!("rx-plan step {n}: device args may not hold {shown:?}: {why}"),
             );
         }
     }

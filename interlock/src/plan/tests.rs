@@ -749,6 +749,90 @@ fn device_args_that_load_an_fpga_image_or_firmware_are_refused() {
     ok(&render(&rx_hdr(), &plan(&steps(step))));
 }
 
+/// A driver reads every device arg when the device is made, outside the settings
+/// policy and the TX checks (SoapyAirspy writes `biastee=true` as a setting; UHD
+/// sets `clock_source=`; libiio reads `uri=xml:FILE`; SoapyRemote passes
+/// `remote:KEY` on as `KEY`): a task's device args hold only the keys that pick a
+/// radio (a network radio by its address), each other key refused by field, named,
+/// with the fix. The simulator's model keys pass
+/// beside `driver=rxsim` only (locally or as the remote's driver).
+#[test]
+fn device_args_hold_only_the_keys_that_pick_a_radio() {
+    for (dev, key) in [
+        ("driver=airspy,serial=0x1,biastee=true", "biastee"),
+        ("driver=rtlsdr, biastee = 1", "biastee"),
+        (
+            "driver=uhd,addr=203.0.113.5,mgmt_addr=203.0.113.6",
+            "mgmt_addr",
+        ),
+        ("driver=plutosdr,uri=xml:/home/op/.ssh/id_ed25519", "uri"),
+        ("driver=uhd,type=b200,clock_source=external", "clock_source"),
+        ("driver=lime,cacheCalibrations=1", "cacheCalibrations"),
+        ("driver=plutosdr,uri=ip:203.0.113.9,usb=1", "usb"),
+        ("serial=1,biastee=true", "biastee"),
+        ("driver=airspy,tone_hz=1e6", "tone_hz"),
+        ("driver=rxsim,driver=airspy,biastee=1", "biastee"),
+        (
+            "driver=remote,remote=tcp://127.0.0.1:1,remote:biastee=true",
+            "remote:biastee",
+        ),
+        (
+            "driver=remote,remote=tcp://127.0.0.1:1,remote:driver=airspy,biastee=true",
+            "biastee",
+        ),
+        (
+            "driver=remote,remote=tcp://127.0.0.1:1,remote:remote=tcp://198.51.100.1:1",
+            "remote:remote",
+        ),
+        (
+            "driver=remote,remote=tcp://127.0.0.1:1,remote:fpga=x.bin",
+            "remote:fpga",
+        ),
+    ] {
+        let step = format!(
+            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+        );
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
+        assert!(
+            e.iter().any(|i| i.field.as_deref() == Some("device")
+                && i.message.contains(&format!("may not hold {key:?}"))
+                && (i.message.contains("--device"))),
+            "{dev}: {e:?}"
+        );
+    }
+    let e = errs(&render(
+        &rx_hdr(),
+        &plan(&steps(
+            r#"{"op": "rx_capture", "device": "driver=airspy,biastee=true", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}"#,
+        )),
+    ));
+    assert!(
+        e.iter()
+            .any(|i| i.message.contains("fix: drop \"biastee\"")),
+        "{e:?}"
+    );
+    for dev in [
+        "driver=hackrf,serial=0000000000000000457863c82b3e1f4f",
+        "driver=uhd,type=b200,product=B210,name=lab,serial=31F2",
+        "driver=rtlsdr,label=Generic RTL2832U OEM :: 00000001",
+        "driver=rxsim,serial=s1,tone_hz=100.1e6,ppm=2,ext_ref=1",
+        "driver=remote,remote=tcp://127.0.0.1:1,remote:driver=rxsim,serial=far2,tone_hz=100.1e6",
+        "driver=remote,remote=tcp://127.0.0.1:1,remote:driver=hackrf,remote:serial=1",
+        "driver=uhd,addr=192.168.10.2",
+        "driver=plutosdr,uri=ip:192.168.2.1",
+        "driver=plutosdr,uri=usb:1.2.5",
+        "driver=plutosdr,hostname=pluto.local",
+    ] {
+        let step = format!(
+            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+        );
+        ok(&render(&rx_hdr(), &plan(&steps(&step))));
+    }
+}
+
 /// `"device": "hackrf"` (a driver's name without `driver=`) is refused by field,
 /// naming the word and the fix; a bare word beside a `driver=` is refused too,
 /// without suggesting a second driver.

@@ -319,7 +319,8 @@ impl PlanOp for RxCaptureStep {
             chk.plausible(b, "bandwidth_hz", crate::Quantity::Frequency);
         }
         // The radio's own settings and the manual ppm, as a sweep's are checked.
-        for (field, p) in s.radio().problems() {
+        let radio = s.radio();
+        for (field, p) in radio.problems().into_iter().chain(radio.task_problems()) {
             chk.push(Some(field), format!("rx-plan step {n}: {p}"));
         }
         if let (Some(f), false) = (s.record_format, s.record_iq) {

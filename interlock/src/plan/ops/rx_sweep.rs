@@ -257,7 +257,11 @@ impl PlanOp for RxSweepStep {
     fn sanity(&self, chk: &mut StepCheck<'_>) {
         chk.device(&self.device);
         let n = chk.n;
-        for (field, p) in self.problems() {
+        for (field, p) in self
+            .problems()
+            .into_iter()
+            .chain(self.radio.task_problems())
+        {
             chk.push(Some(field), format!("rx-plan step {n}: {p}"));
         }
     }
