@@ -13,7 +13,7 @@
 //! before sealing (no MAC) or one edited by hand is refused with its fix — never
 //! used, never silently replaced.
 use crate::exit::refused;
-use crate::store::fsutil::{read_small_regular, write_atomic};
+use crate::store::fsutil::{read_small_regular, write_atomic, write_atomic_new};
 use crate::store::key;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
@@ -89,6 +89,7 @@ impl Sealed {
         {
             return Err(self.untrusted(p, "its node MAC does not verify under this node's key"));
         }
+        self.check_latest(paths, p, &env.node_mac)?;
         serde_json::from_str(body)
             .map(Some)
             .map_err(|e| not_this(e.to_string()))
@@ -100,7 +101,71 @@ impl Sealed {
         let k = key::load_or_create(paths)
             .with_context(|| format!("cannot seal {} with the node key", p.display()))?;
         let body = serde_json::to_string_pretty(value)?;
-        write_atomic(p, seal(&k, self.kind, &body)?.as_bytes())
+        let mac = rxnode_interlock::file_mac(k.bytes(), self.kind, body.as_bytes())
+            .context("the node key has the wrong length")?;
+        // The record of the newest version goes first: a write that stops between
+        // the two leaves the older file, refused as not the newest, never an older
+        // file taken for the newest.
+        let latest = self.latest_path(paths)?;
+        write_atomic(&latest, format!("{mac}\n").as_bytes()).with_context(|| {
+            format!(
+                "cannot record which {} this node writes last (nothing written to {})",
+                self.what,
+                p.display()
+            )
+        })?;
+        write_atomic(p, envelope(&mac, &body).as_bytes())
+    }
+
+    /// `<git dir>/rxnode/latest-<kind>`: the MAC of the newest file of this kind
+    /// this node wrote, out of reach of the work tree, beside the key.
+    fn latest_path(&self, paths: &Paths) -> Result<std::path::PathBuf> {
+        Ok(key::key_path(paths)?.with_file_name(format!("latest-{}", self.kind)))
+    }
+
+    /// A file whose MAC verifies is also the newest this node wrote: an older copy
+    /// of it (a restored backup, a copy kept from before a change, a write that did
+    /// not complete) carries a MAC of this node's, but not the one recorded last.
+    /// A file sealed before this record existed is taken as the newest once, and
+    /// recorded (never replacing a record another process made meanwhile).
+    fn check_latest(&self, paths: &Paths, p: &Path, mac: &str) -> Result<()> {
+        let latest = self.latest_path(paths)?;
+        let Some(rec) = read_small_regular(&latest, 128, "record of the newest sealed file", None)?
+        else {
+            if let Err(e) = write_atomic_new(&latest, format!("{mac}\n").as_bytes()) {
+                tracing::warn!(
+                    "cannot record {} as the newest {} in {}: {e:#}",
+                    p.display(),
+                    self.what,
+                    latest.display()
+                );
+            }
+            return Ok(());
+        };
+        let rec = std::str::from_utf8(&rec)
+            .unwrap_or("")
+            .trim_end_matches('\n');
+        if rec.len() != 64 || !rec.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(refused(format!(
+                "{}: not a record of the newest {} (64 hex digits), so {} cannot be checked \
+                 and is not used; fix: {}",
+                latest.display(),
+                self.what,
+                p.display(),
+                self.fix
+            )));
+        }
+        if !rec.eq_ignore_ascii_case(mac) {
+            return Err(refused(format!(
+                "{} is an older {} of this node's, not the one it wrote last (a restored \
+                 backup, a copy kept from before a change, or a write that did not complete); \
+                 it is not used — fix: {} (docs/operator.md#node-sealed-files)",
+                p.display(),
+                self.what,
+                self.fix
+            )));
+        }
+        Ok(())
     }
 
     /// The JSON Schema of this file holding a `T` (`rxnode schema calibration|health`):
@@ -154,9 +219,12 @@ impl Sealed {
 pub(crate) fn seal(key: &key::NodeKey, kind: &str, body: &str) -> Result<String> {
     let mac = rxnode_interlock::file_mac(key.bytes(), kind, body.as_bytes())
         .context("the node key has the wrong length")?;
-    Ok(format!(
-        "{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n"
-    ))
+    Ok(envelope(&mac, body))
+}
+
+/// The text of a sealed file: `mac` and `body` (JSON) in their envelope.
+fn envelope(mac: &str, body: &str) -> String {
+    format!("{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n")
 }
 
 /// The content (exact bytes) of a sealed file of `kind`, when its MAC verifies
@@ -193,6 +261,51 @@ mod tests {
         git2::Repository::init(d.path()).unwrap();
         let paths = Paths::new(d.path());
         (d, paths)
+    }
+
+    #[test]
+    fn an_older_copy_of_what_this_node_sealed_is_refused_until_written_again() {
+        let (d, paths) = checkout();
+        let p = d.path().join("f.json");
+        let f = |name: &str| F {
+            name: name.into(),
+            ppm: 1.0,
+        };
+        S.write(&paths, &p, &f("OLD")).unwrap();
+        let old = std::fs::read(&p).unwrap();
+        S.write(&paths, &p, &f("NEW")).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("NEW")));
+        // The older version, valid under this node's key, restored: refused, named.
+        std::fs::write(&p, &old).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths, &p).unwrap_err());
+        assert!(
+            e.contains("f.json") && e.contains("older") && e.contains("write it again"),
+            "{e}"
+        );
+        // Written again, it is the newest.
+        S.write(&paths, &p, &f("THIRD")).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("THIRD")));
+        // A write that stopped after its record: the file left is the older one, refused.
+        let before = std::fs::read(&p).unwrap();
+        S.write(&paths, &p, &f("FOURTH")).unwrap();
+        std::fs::write(&p, &before).unwrap();
+        assert!(S.read::<F>(&paths, &p).is_err());
+        // A file sealed before any record existed is taken once, then recorded: an
+        // older copy of it is refused from then on.
+        let latest = key::key_path(&paths).unwrap().with_file_name("latest-test");
+        std::fs::remove_file(&latest).unwrap();
+        let k = key::load(&paths).unwrap().unwrap();
+        let a = seal(&k, "test", r#"{"name": "A", "ppm": 1.0}"#).unwrap();
+        let b = seal(&k, "test", r#"{"name": "B", "ppm": 1.0}"#).unwrap();
+        std::fs::write(&p, &b).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("B")));
+        std::fs::write(&p, &a).unwrap();
+        assert!(S.read::<F>(&paths, &p).is_err());
+        // A damaged record fails closed, naming it.
+        std::fs::write(&latest, "not a mac\n").unwrap();
+        std::fs::write(&p, &b).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths, &p).unwrap_err());
+        assert!(e.contains("latest-test") && e.contains("not used"), "{e}");
     }
 
     #[test]
