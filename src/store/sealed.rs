@@ -13,7 +13,7 @@
 //! before sealing (no MAC) or one edited by hand is refused with its fix — never
 //! used, never silently replaced.
 use crate::exit::refused;
-use crate::store::fsutil::{read_small_regular, write_atomic};
+use crate::store::fsutil::{read_small_regular, write_atomic, write_atomic_new};
 use crate::store::key;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
@@ -89,6 +89,7 @@ impl Sealed {
         {
             return Err(self.untrusted(p, "its node MAC does not verify under this node's key"));
         }
+        self.check_latest(paths, p, &env.node_mac)?;
         serde_json::from_str(body)
             .map(Some)
             .map_err(|e| not_this(e.to_string()))
@@ -100,7 +101,109 @@ impl Sealed {
         let k = key::load_or_create(paths)
             .with_context(|| format!("cannot seal {} with the node key", p.display()))?;
         let body = serde_json::to_string_pretty(value)?;
-        write_atomic(p, seal(&k, self.kind, &body)?.as_bytes())
+        let mac = rxnode_interlock::file_mac(k.bytes(), self.kind, body.as_bytes())
+            .context("the node key has the wrong length")?;
+        // The record of the newest version goes first, naming the version in place
+        // until the file is replaced: a write that stops between the two leaves the
+        // version in place, still used; an older copy is never taken for the newest.
+        let latest = self.latest_path(paths)?;
+        let in_place = self.mac_in_place(&latest, p);
+        let pending = match in_place.as_deref() {
+            Some(old) if old != mac => format!("{mac}\n{old}\n"),
+            _ => format!("{mac}\n"),
+        };
+        write_atomic(&latest, pending.as_bytes()).with_context(|| {
+            format!(
+                "cannot record which {} this node writes last (nothing written to {})",
+                self.what,
+                p.display()
+            )
+        })?;
+        write_atomic(p, envelope(&mac, &body).as_bytes())?;
+        if let Err(e) = write_atomic(&latest, format!("{mac}\n").as_bytes()) {
+            tracing::warn!(
+                "{} is written, but {} still names the version it replaced: {e:#}",
+                p.display(),
+                latest.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// `<git dir>/rxnode/latest-<kind>`: the MAC of the newest file of this kind
+    /// this node wrote — and, while a write of it is under way (or was cut short),
+    /// on a second line the MAC of the version it replaces — out of reach of the
+    /// work tree, beside the key.
+    fn latest_path(&self, paths: &Paths) -> Result<std::path::PathBuf> {
+        Ok(key::key_path(paths)?.with_file_name(format!("latest-{}", self.kind)))
+    }
+
+    /// The MACs `latest` accepts (one, or two while a write is not complete);
+    /// `None` when there is no record. A record that is not one or two MACs fails
+    /// closed, naming it.
+    fn recorded(&self, latest: &Path, p: &Path) -> Result<Option<Vec<String>>> {
+        let Some(rec) = read_small_regular(latest, 256, "record of the newest sealed file", None)?
+        else {
+            return Ok(None);
+        };
+        let macs: Vec<String> = String::from_utf8_lossy(&rec)
+            .lines()
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let well_formed = |m: &String| m.len() == 64 && m.bytes().all(|b| b.is_ascii_hexdigit());
+        if macs.is_empty() || macs.len() > 2 || !macs.iter().all(well_formed) {
+            return Err(refused(format!(
+                "{}: not a record of the newest {} (one or two lines of 64 hex digits), so {} \
+                 cannot be checked and is not used; fix: {}",
+                latest.display(),
+                self.what,
+                p.display(),
+                self.fix
+            )));
+        }
+        Ok(Some(macs))
+    }
+
+    /// The MAC of the file at `p` when the record accepts it (the version in place
+    /// that a write replaces); `None` for anything else.
+    fn mac_in_place(&self, latest: &Path, p: &Path) -> Option<String> {
+        let accepted = self.recorded(latest, p).ok()??;
+        let bytes = read_small_regular(p, self.max_bytes, self.what, None).ok()??;
+        let env: Envelope<'_> = serde_json::from_slice(&bytes).ok()?;
+        let mac = env.node_mac.to_ascii_lowercase();
+        accepted.contains(&mac).then_some(mac)
+    }
+
+    /// A file whose MAC verifies is also the newest this node wrote: an older copy
+    /// of it (a restored backup, a copy kept from before a change) carries a MAC of
+    /// this node's, but not the one recorded. A write cut short between its record
+    /// and the file leaves the version it replaced in place, which is still used.
+    /// A file sealed before this record existed is taken as the newest once, and
+    /// recorded (never replacing a record another process made meanwhile).
+    fn check_latest(&self, paths: &Paths, p: &Path, mac: &str) -> Result<()> {
+        let latest = self.latest_path(paths)?;
+        let Some(accepted) = self.recorded(&latest, p)? else {
+            if let Err(e) = write_atomic_new(&latest, format!("{mac}\n").as_bytes()) {
+                tracing::warn!(
+                    "cannot record {} as the newest {} in {}: {e:#}",
+                    p.display(),
+                    self.what,
+                    latest.display()
+                );
+            }
+            return Ok(());
+        };
+        if !accepted.contains(&mac.to_ascii_lowercase()) {
+            return Err(refused(format!(
+                "{} is an older {} of this node's, not the one it wrote last (a restored \
+                 backup, or a copy kept from before a change); it is not used — fix: {} \
+                 (docs/operator.md#node-sealed-files)",
+                p.display(),
+                self.what,
+                self.fix
+            )));
+        }
+        Ok(())
     }
 
     /// The JSON Schema of this file holding a `T` (`rxnode schema calibration|health`):
@@ -154,9 +257,12 @@ impl Sealed {
 pub(crate) fn seal(key: &key::NodeKey, kind: &str, body: &str) -> Result<String> {
     let mac = rxnode_interlock::file_mac(key.bytes(), kind, body.as_bytes())
         .context("the node key has the wrong length")?;
-    Ok(format!(
-        "{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n"
-    ))
+    Ok(envelope(&mac, body))
+}
+
+/// The text of a sealed file: `mac` and `body` (JSON) in their envelope.
+fn envelope(mac: &str, body: &str) -> String {
+    format!("{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n")
 }
 
 /// The content (exact bytes) of a sealed file of `kind`, when its MAC verifies
@@ -193,6 +299,68 @@ mod tests {
         git2::Repository::init(d.path()).unwrap();
         let paths = Paths::new(d.path());
         (d, paths)
+    }
+
+    #[test]
+    fn an_older_copy_of_what_this_node_sealed_is_refused_until_written_again() {
+        let (d, paths) = checkout();
+        let p = d.path().join("f.json");
+        let f = |name: &str| F {
+            name: name.into(),
+            ppm: 1.0,
+        };
+        S.write(&paths, &p, &f("OLD")).unwrap();
+        let old = std::fs::read(&p).unwrap();
+        S.write(&paths, &p, &f("NEW")).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("NEW")));
+        // The older version, valid under this node's key, restored: refused, named.
+        std::fs::write(&p, &old).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths, &p).unwrap_err());
+        assert!(
+            e.contains("f.json") && e.contains("older") && e.contains("write it again"),
+            "{e}"
+        );
+        // Written again, it is the newest.
+        S.write(&paths, &p, &f("THIRD")).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("THIRD")));
+        // A write cut short after its record: the version in place is still used (and
+        // the one it replaced is not); the next write makes its own version the newest.
+        let latest = key::key_path(&paths).unwrap().with_file_name("latest-test");
+        let third = std::fs::read(&p).unwrap();
+        let mac_of = |b: &[u8]| {
+            serde_json::from_slice::<serde_json::Value>(b).unwrap()["node_mac"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        std::fs::write(
+            &latest,
+            format!("{}\n{}\n", "ab".repeat(32), mac_of(&third)),
+        )
+        .unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("THIRD")));
+        std::fs::write(&p, &old).unwrap();
+        assert!(S.read::<F>(&paths, &p).is_err());
+        std::fs::write(&p, &third).unwrap();
+        S.write(&paths, &p, &f("FOURTH")).unwrap();
+        assert_eq!(std::fs::read_to_string(&latest).unwrap().lines().count(), 1);
+        std::fs::write(&p, &third).unwrap();
+        assert!(S.read::<F>(&paths, &p).is_err());
+        // A file sealed before any record existed is taken once, then recorded: an
+        // older copy of it is refused from then on.
+        std::fs::remove_file(&latest).unwrap();
+        let k = key::load(&paths).unwrap().unwrap();
+        let a = seal(&k, "test", r#"{"name": "A", "ppm": 1.0}"#).unwrap();
+        let b = seal(&k, "test", r#"{"name": "B", "ppm": 1.0}"#).unwrap();
+        std::fs::write(&p, &b).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f("B")));
+        std::fs::write(&p, &a).unwrap();
+        assert!(S.read::<F>(&paths, &p).is_err());
+        // A damaged record fails closed, naming it.
+        std::fs::write(&latest, "not a mac\n").unwrap();
+        std::fs::write(&p, &b).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths, &p).unwrap_err());
+        assert!(e.contains("latest-test") && e.contains("not used"), "{e}");
     }
 
     #[test]
