@@ -112,6 +112,9 @@ export SOAPYSDR_LIBS="-L$DEPS/import -lSoapySDR"
 SOAPY_LINK=(
     --config "target.$TRIPLE.soapysdr.rustc-link-lib=[\"SoapySDR\"]"
     --config "target.$TRIPLE.soapysdr.rustc-link-search=[\"$DEPS/delay\"]"
+    # The dependencies unoptimized here (Cargo.toml optimizes them for the Linux
+    # test suite's speed): this build is compiled once and run only briefly.
+    --config 'profile.dev.package."*".opt-level=0'
 )
 cargo build --workspace --all-targets --locked --target "$TRIPLE" "${SOAPY_LINK[@]}" ||
     die "the Windows cross build failed"
