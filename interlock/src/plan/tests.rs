@@ -701,10 +701,7 @@ fn device_args_that_name_a_local_file_are_refused() {
         "driver=rxsim,replay=/home/op/.ssh/id_ed25519",
         "driver=rxsim, replay_format=cf32",
     ] {
-        let step = format!(
-            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
-               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
-        );
+        let step = capture_on(dev);
         let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
         assert!(
             e.iter().any(|i| i.field.as_deref() == Some("device")
@@ -756,6 +753,14 @@ fn device_args_that_load_an_fpga_image_or_firmware_are_refused() {
 /// radio (a network radio by its address), each other key refused by field, named,
 /// with the fix. The simulator's model keys pass
 /// beside `driver=rxsim` only (locally or as the remote's driver).
+/// A one-second `rx_capture` step on the radio `dev`.
+fn capture_on(dev: &str) -> String {
+    format!(
+        r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+           "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+    )
+}
+
 #[test]
 fn device_args_hold_only_the_keys_that_pick_a_radio() {
     for (dev, key) in [
@@ -789,10 +794,7 @@ fn device_args_hold_only_the_keys_that_pick_a_radio() {
             "remote:fpga",
         ),
     ] {
-        let step = format!(
-            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
-               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
-        );
+        let step = capture_on(dev);
         let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
         assert!(
             e.iter().any(|i| i.field.as_deref() == Some("device")
@@ -825,10 +827,7 @@ fn device_args_hold_only_the_keys_that_pick_a_radio() {
         "driver=plutosdr,uri=usb:1.2.5",
         "driver=plutosdr,hostname=pluto.local",
     ] {
-        let step = format!(
-            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
-               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
-        );
+        let step = capture_on(dev);
         ok(&render(&rx_hdr(), &plan(&steps(&step))));
     }
 }
@@ -845,10 +844,7 @@ fn device_args_with_a_bare_word_are_refused_naming_driver_equals() {
             "fix: give it a value (`serial=…`) or drop it",
         ),
     ] {
-        let step = format!(
-            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
-               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
-        );
+        let step = capture_on(dev);
         let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
         assert!(
             e.iter().any(|i| i.field.as_deref() == Some("device")

@@ -113,11 +113,18 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
             if let Some(long) = path_too_long(repo, &e) {
                 return Err(long);
             }
-            return Err(anyhow::anyhow!(
+            let msg = format!(
                 "{} is not a Git checkout ({}) — fix: run rxnode inside the RX clone or pass it with --repo DIR; make one with `git clone URL DIR`",
                 repo.display(),
                 e.message()
-            ));
+            );
+            // No repository there is bad usage (the folder given or the one rxnode
+            // was started in); one that exists and cannot be opened is a failure.
+            return Err(if e.code() == git2::ErrorCode::NotFound {
+                crate::exit::bad_input(msg)
+            } else {
+                anyhow::anyhow!(msg)
+            });
         }
     };
     if r.is_bare() {

@@ -146,7 +146,34 @@ pub(super) fn markdown_html(md: &str) -> String {
     });
     let mut s = String::new();
     html::push_html(&mut s, events);
-    s
+    without_empty_heads(&s)
+}
+
+/// `h` without the header rows whose every cell is empty (a key–value table in
+/// Markdown has one, which a page would draw as a blank grey row).
+fn without_empty_heads(h: &str) -> String {
+    const OPEN: &str = "<thead><tr>";
+    const CLOSE: &str = "</tr></thead>";
+    let mut out = String::with_capacity(h.len());
+    let mut rest = h;
+    while let Some(i) = rest.find(OPEN) {
+        let after = &rest[i + OPEN.len()..];
+        let Some(j) = after.find(CLOSE) else {
+            break;
+        };
+        let cells = &after[..j];
+        let empty = cells.split("</th>").all(|c| {
+            c.is_empty()
+                || (c.starts_with("<th") && c.ends_with('>') && c.matches('>').count() == 1)
+        });
+        out.push_str(&rest[..i]);
+        if !empty {
+            out.push_str(&rest[i..i + OPEN.len() + j + CLOSE.len()]);
+        }
+        rest = &after[j + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `text` as text events with a `<wbr>` between them after every [`WORD_CHARS`]
@@ -461,6 +488,19 @@ mod tests {
 
     /// A hostile result's Markdown stays inert: tags, attributes, scripts and
     /// `javascript:` links come out as text; no element a browser would run.
+    #[test]
+    fn a_header_row_of_empty_cells_is_left_out_and_a_named_one_kept() {
+        let h = markdown_html(
+            "| | |\n|---|---|\n| Status | PASS |\n\n| A | B |\n|---|---|\n| 1 | 2 |\n",
+        );
+        assert_eq!(h.matches("<thead>").count(), 1, "{h}");
+        assert!(
+            h.contains("<th>A</th>") && h.contains("<td>Status</td>"),
+            "{h}"
+        );
+        assert!(!h.contains("<th></th>"), "{h}");
+    }
+
     #[test]
     fn hostile_markdown_is_inert_html() {
         let md = "# Hi <script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n\

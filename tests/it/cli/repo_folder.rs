@@ -263,7 +263,7 @@ fn the_node_record_commands_outside_a_checkout_say_so_and_make_nothing() {
             .args(&args)
             .output()
             .unwrap();
-        expect_exit!(o, 1, "{args:?}");
+        expect_exit!(o, 2, "{args:?}");
         let err = text(&o.stderr);
         assert!(
             err.contains(". is not a Git checkout")
