@@ -263,7 +263,7 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// say nothing to an operator; the message before them says what went wrong.
 pub fn error_text(err: &anyhow::Error) -> String {
     let text = format!("{err:#}");
-    let text = match disk_full_note(err, &text) {
+    let text = match disk_full_note(err, &text).or_else(|| denied_note(err, &text)) {
         Some(note) => format!("{text}{note}"),
         None => text,
     };
@@ -304,6 +304,32 @@ fn disk_full_note(err: &anyhow::Error, text: &str) -> Option<String> {
     Some(format!(
         "; {state} — fix: free space on it, then run the command again"
     ))
+}
+
+/// What a refused write (permissions, a read-only file system) adds to an error
+/// that names no fix of its own: who can fix it and how to see every place.
+fn denied_note(err: &anyhow::Error, text: &str) -> Option<String> {
+    use std::io::ErrorKind;
+    let io = err.chain().find_map(|e| {
+        e.downcast_ref::<std::io::Error>().filter(|io| {
+            matches!(
+                io.kind(),
+                ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+            )
+        })
+    })?;
+    if text.contains("fix: ") {
+        return None;
+    }
+    let how = if io.kind() == ErrorKind::ReadOnlyFilesystem {
+        "the file system is mounted read-only (`rxnode doctor` checks every place the node \
+         writes) — fix: give the checkout a writable disk, then run the command again"
+    } else {
+        "this user may not write there (`rxnode doctor` checks every place the node \
+         writes) — fix: run rxnode as the user who owns the checkout, or give this user \
+         write access to that place (`ls -ld` shows its owner)"
+    };
+    Some(format!("; {how}"))
 }
 
 fn strip_git_codes(text: &str) -> String {
@@ -576,8 +602,8 @@ mod disk_full_tests {
 
     /// A write that fails on a full disk (or a used-up quota) names the folder whose
     /// disk it is and the fix — free space, then run the command again — as the
-    /// `--json` `fix` too; an error with a fix of its own keeps it alone, and any
-    /// other OS error gets nothing added.
+    /// `--json` `fix` too; an error with a fix of its own keeps it alone, and
+    /// another OS error gets no disk named.
     #[test]
     fn a_full_disk_names_its_folder_and_the_fix() {
         let full = failed(
@@ -633,5 +659,45 @@ mod disk_full_tests {
             "cannot write ./.local/x",
         ));
         assert!(!other.contains("disk"), "{other}");
+    }
+
+    /// A write refused by permissions or a read-only file system names who can
+    /// fix it and where to look; an error with a fix of its own keeps it alone.
+    #[test]
+    fn a_refused_write_names_the_fix() {
+        let denied = error_json(&failed(
+            ErrorKind::PermissionDenied,
+            "cannot create ./.local/rxnode.lock.guard",
+        ));
+        assert!(
+            denied
+                .error
+                .message
+                .starts_with("cannot create ./.local/rxnode.lock.guard: "),
+            "{}",
+            denied.error.message
+        );
+        assert!(
+            denied
+                .error
+                .fix
+                .as_deref()
+                .is_some_and(|f| f.starts_with("run rxnode as the user who owns the checkout")),
+            "{:?}",
+            denied.error.fix
+        );
+        let ro = error_text(&failed(ErrorKind::ReadOnlyFilesystem, "cannot write x"));
+        assert!(
+            ro.contains("mounted read-only")
+                && ro.contains("fix: give the checkout a writable disk"),
+            "{ro}"
+        );
+        let own = error_text(&failed(
+            ErrorKind::PermissionDenied,
+            "cannot open /dev/x — fix: add yourself to plugdev",
+        ));
+        assert!(!own.contains("owns the checkout"), "{own}");
+        let other = error_text(&failed(ErrorKind::NotFound, "cannot read x"));
+        assert!(!other.contains("fix:"), "{other}");
     }
 }

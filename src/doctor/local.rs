@@ -1,6 +1,6 @@
 //! doctor's checks of the node's own files under `.local/`: the policy, the
-//! node name, the state, the ledger and the watcher lock. Read-only: a corrupt
-//! state is reported, never moved aside.
+//! node name, the state, the ledger, whether this user can write them, and the
+//! watcher lock. Read-only: a corrupt state is reported, never moved aside.
 use super::{check, Check, CheckName, Verdict};
 use crate::store::lock;
 use crate::store::paths::Paths;
@@ -311,5 +311,96 @@ pub(super) fn watcher(paths: &Paths) -> Check {
             format!("{e:#}"),
             "make sure no rxnode is running, then remove .local/rxnode.lock",
         ),
+    }
+}
+
+/// The `writable` check: this user can write every place the node writes — the
+/// checkout's `.local/` (state, ledger, outboxes, the watcher's lock), the state
+/// and ledger files themselves, and the node's folder in the Git directory
+/// (`<git dir>/rxnode/`: the key, the ledger's mirror, the newest-version
+/// records). A place that does not exist yet is judged by the folder that would
+/// hold it. Asked of the operating system, so nothing is written; a read-only
+/// file system counts as not writable.
+pub(super) fn writable(paths: &Paths) -> Check {
+    let mut places = vec![paths.local.clone(), paths.state(), paths.ledger()];
+    if let Ok(Some(git)) = crate::store::paths::git_dir(&paths.repo) {
+        places.push(git.join("rxnode"));
+    }
+    let mut denied = Vec::new();
+    let mut asked = Vec::new();
+    for place in &places {
+        // The place itself, or the nearest folder above it that exists.
+        let Some(existing) = place.ancestors().find(|p| p.exists()) else {
+            continue;
+        };
+        if asked.contains(&existing.to_path_buf()) {
+            continue;
+        }
+        asked.push(existing.to_path_buf());
+        if let Err(e) = can_write(existing) {
+            denied.push(format!("{}: {e}", existing.display()));
+        }
+    }
+    if denied.is_empty() {
+        return check(
+            CheckName::Writable,
+            Verdict::Pass,
+            format!(
+                "this user can write {}{}",
+                asked
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                WRITABLE_HOW
+            ),
+            "",
+        );
+    }
+    check(
+        CheckName::Writable,
+        Verdict::Fail,
+        format!(
+            "this user cannot write {}: every command that records something (watch, run, publish, node set-name) fails",
+            denied.join("; ")
+        ),
+        "run rxnode as the user who owns the checkout, or give this user write access to those places (`ls -ld` shows their owner); a read-only file system cannot hold a node",
+    )
+}
+
+#[cfg(unix)]
+const WRITABLE_HOW: &str = "";
+#[cfg(not(unix))]
+const WRITABLE_HOW: &str = " (Windows: only the files' read-only attribute is checked)";
+
+/// Whether this process may write `p` (a file, or create files in a folder),
+/// as the operating system judges it for the effective user, without writing.
+#[cfg(unix)]
+fn can_write(p: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c` is a NUL-terminated path that lives across the call;
+    // faccessat reads it and nothing else.
+    let r = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Windows: a file's read-only attribute (a folder's means nothing for the
+/// files in it, and ACLs are not read).
+#[cfg(not(unix))]
+fn can_write(p: &std::path::Path) -> std::io::Result<()> {
+    let m = std::fs::metadata(p)?;
+    if m.is_file() && m.permissions().readonly() {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "read-only attribute set",
+        ))
+    } else {
+        Ok(())
     }
 }

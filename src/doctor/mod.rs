@@ -86,6 +86,7 @@ check_names! {
     NodeName => "node name",
     State => "state",
     Ledger => "ledger",
+    Writable => "writable",
     Watcher => "watcher",
     InterruptedRuns => "interrupted runs",
 }
@@ -203,6 +204,7 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
     let ledger = local::ledger_file(&paths);
     let ledger_ok = ledger.status == Verdict::Pass;
     out.push(ledger);
+    out.push(local::writable(&paths));
     out.push(local::watcher(&paths));
     out.push(interrupted_runs(ctx, &paths, state_ok && ledger_ok));
     out

@@ -104,6 +104,7 @@ fn healthy_sim_checkout_passes_and_shows_the_tx_ranges() {
         "policy",
         "state",
         "ledger",
+        "writable",
         "watcher",
     ] {
         assert_eq!(r.get(name).status, "PASS", "{:#?}", r.get(name));
@@ -502,4 +503,62 @@ fn a_policy_parse_error_carries_one_fix_everywhere() {
     );
     assert!(!p.detail.contains("fix:"), "{p:?}");
     assert_eq!(p.fix, want, "{p:?}");
+}
+
+/// A checkout this user cannot write (another user's, a read-only mount, an
+/// immutable folder): doctor's `writable` check names the place and the fix, and
+/// a command that has to record something fails with that same fix instead of
+/// the bare OS error.
+#[cfg(unix)]
+#[test]
+fn a_node_folder_this_user_cannot_write_is_named_by_doctor_and_by_the_command() {
+    struct Writable<'a>(&'a std::path::Path);
+    impl Drop for Writable<'_> {
+        fn drop(&mut self) {
+            crate::util::unwritable(self.0, false);
+        }
+    }
+    let lab = Lab::new();
+    exclude_local(&lab);
+    let named = lab
+        .rxnode()
+        .args(["node", "set-name", "LAB1"])
+        .output()
+        .unwrap();
+    expect_exit!(named, 0);
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    assert_consistent(&out, &r);
+    let w = r.get("writable");
+    assert_eq!(w.status, "PASS", "{w:?}");
+    assert!(w.detail.contains(".local"), "{w:?}");
+    assert!(
+        w.detail.contains("rxnode"),
+        "the Git directory's folder: {w:?}"
+    );
+
+    let local = lab.local();
+    crate::util::unwritable(&local, true);
+    let _restore = Writable(&local);
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    assert_consistent(&out, &r);
+    let w = r.get("writable");
+    assert_eq!(w.status, "FAIL", "{w:?}");
+    assert!(
+        w.detail.contains(&local.display().to_string()),
+        "names the folder: {w:?}"
+    );
+    assert!(w.fix.contains("owns the checkout"), "{w:?}");
+    let watch = lab
+        .rxnode()
+        .args(["watch", "--once"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(watch.status.code(), Some(0), "{}", text(&watch.stderr));
+    let err = text(&watch.stderr);
+    assert!(
+        err.contains("fix: run rxnode as the user who owns the checkout")
+            && err.contains("rxnode doctor"),
+        "{err}"
+    );
 }

@@ -12,7 +12,7 @@ mod pty;
 mod sign;
 
 #[cfg(unix)]
-pub use self::proc::signal;
+pub use self::proc::{signal, unwritable};
 #[cfg(unix)]
 pub use self::pty::Pty;
 pub use self::{

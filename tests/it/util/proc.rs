@@ -206,3 +206,23 @@ pub fn run_fed_endless_line(cmd: &mut Command, cap: u64) -> (Output, u64) {
         .unwrap_or_else(|e| panic!("{cmd:?} did not finish: {e}"));
     (out, feeder.join().expect("the feeder thread"))
 }
+
+/// Make `dir` unwritable (`true`) or writable again: as root, whom file modes do
+/// not stop, with the immutable attribute; otherwise with its mode.
+#[cfg(unix)]
+pub fn unwritable(dir: &std::path::Path, on: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let flag = if on { "+i" } else { "-i" };
+        let st = std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(dir)
+            .status()
+            .expect("chattr");
+        assert!(st.success(), "chattr {flag} {}", dir.display());
+    } else {
+        let mode = if on { 0o555 } else { 0o755 };
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+}

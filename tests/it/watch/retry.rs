@@ -1,27 +1,8 @@
 //! A prompt whose decision cannot be recorded (a full disk, a folder that
 //! cannot be written) is offered again by the same watcher.
 use super::*;
+use crate::util::unwritable;
 use std::io::{BufRead, Write};
-
-/// Make `dir` unwritable (`true`) or writable again: as root, whom file modes do
-/// not stop, with the immutable attribute; otherwise with its mode.
-#[cfg(unix)]
-fn unwritable(dir: &std::path::Path, on: bool) {
-    use std::os::unix::fs::PermissionsExt;
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        let flag = if on { "+i" } else { "-i" };
-        let st = std::process::Command::new("chattr")
-            .arg(flag)
-            .arg(dir)
-            .status()
-            .expect("chattr");
-        assert!(st.success(), "chattr {flag} {}", dir.display());
-    } else {
-        let mode = if on { 0o555 } else { 0o755 };
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-}
 
 /// The operator answers `A`, the approval cannot be written (the outbox folder
 /// refuses new entries); once it can, the looping watcher asks again at a
