@@ -75,7 +75,7 @@ pub(crate) fn load_or_create_new(paths: &Paths, replace_lost: bool) -> Result<No
     if let Some(k) = read_key(&p)? {
         return Ok(k);
     }
-    if let Some(why) = signed_before(paths, &p)? {
+    if let Some(why) = signed_before(&p) {
         if !replace_lost {
             return Err(crate::exit::refused(format!(
                 "node key {} is missing, but this node signed records with a key before ({why}): \
@@ -151,9 +151,10 @@ pub(crate) fn check_approval(
 /// missing — only what lies beside the key, in the Git directory, out of the
 /// branch's reach (a `.local/` planted or copied from elsewhere proves
 /// nothing): a record of the newest sealed file (`latest-*`), the ledger
-/// checkpoint, or a line of the ledger's mirror that carries a MAC.
+/// checkpoint, or a line of the ledger's mirror (`ledger.jsonl` beside the
+/// key) that carries a MAC.
 /// `None`: a node that never had a key here.
-fn signed_before(paths: &Paths, p: &Path) -> Result<Option<String>> {
+fn signed_before(p: &Path) -> Option<String> {
     let dir = p.parent().unwrap_or(p);
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut names: Vec<String> = entries
@@ -163,18 +164,37 @@ fn signed_before(paths: &Paths, p: &Path) -> Result<Option<String>> {
             .collect();
         names.sort();
         if let Some(name) = names.first() {
-            return Ok(Some(format!("{} exists", dir.join(name).display())));
+            return Some(format!("{} exists", dir.join(name).display()));
         }
     }
-    let Some(mirror) = crate::store::ledger::mirror_path(paths) else {
-        return Ok(None);
+    let mirror = dir.join("ledger.jsonl");
+    holds_a_mac(&mirror).then(|| format!("{} holds a signed line", mirror.display()))
+}
+
+/// Whether the ledger file `p` holds a line with a record MAC (`"mac":"`, as
+/// rxnode writes it), read in blocks; an unreadable file holds none.
+fn holds_a_mac(p: &Path) -> bool {
+    const NEEDLE: &[u8] = b"\"mac\":\"";
+    let Ok(mut f) = crate::store::fsutil::open(p) else {
+        return false;
     };
-    let mut at = None;
-    crate::store::ledger::any_in(&mirror, |e| {
-        at = e.mac.is_some().then(|| e.at.clone().unwrap_or_default());
-        at.is_some()
-    })?;
-    Ok(at.map(|at| format!("{} holds a line signed at {at}", mirror.display())))
+    let finder = memchr::memmem::Finder::new(NEEDLE);
+    let mut block = vec![0u8; 64 << 10];
+    let mut kept = 0usize;
+    loop {
+        let n = match f.read(&mut block[kept..]) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) | Ok(0) => return false,
+            Ok(n) => n,
+        };
+        let end = kept + n;
+        if finder.find(&block[..end]).is_some() {
+            return true;
+        }
+        // The needle may straddle two blocks: keep its length less one.
+        kept = end.min(NEEDLE.len() - 1);
+        block.copy_within(end - kept..end, 0);
+    }
 }
 
 /// Read and check the key file; `None` when it does not exist.
