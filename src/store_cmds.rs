@@ -147,10 +147,10 @@ impl Rebuilt {
     }
 }
 
-/// `rxnode node set-name NAME`.
-pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
+/// `rxnode node set-name NAME [--new-key]`.
+pub fn cmd_set_name(ctx: &Ctx, name: &str, new_key: bool) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
-    let old = set_name(&ctx.paths(), name)?;
+    let old = set_name(&ctx.paths(), name, new_key)?;
     let report = NodeReport::Named {
         name,
         previous: old.as_deref(),

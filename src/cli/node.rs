@@ -89,6 +89,12 @@ pub enum NodeCmd {
     SetName {
         /// The name, e.g. `LAB-RX2`.
         name: String,
+        /// Make a new node key when this node's key is lost: everything signed
+        /// with the lost key (approvals, node file, radio health, calibration) is
+        /// refused from then on (docs/safety.md#a-lost-node-key). Without it a
+        /// lost key is refused. An existing key is never replaced.
+        #[arg(long)]
+        new_key: bool,
     },
     /// Print this node's name and where it publishes its results.
     Show,

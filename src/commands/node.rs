@@ -6,7 +6,7 @@ use rxnode::{Ctx, Outcome};
 /// Run the subcommand.
 pub fn run(ctx: &Ctx, cmd: &NodeCmd) -> Result<Outcome> {
     match cmd {
-        NodeCmd::SetName { name } => rxnode::cmd_set_name(ctx, name),
+        NodeCmd::SetName { name, new_key } => rxnode::cmd_set_name(ctx, name, *new_key),
         NodeCmd::Show => rxnode::cmd_show(ctx),
         NodeCmd::SetPublishRef { layout } => rxnode::cmd_set_publish_ref(ctx, (*layout).into()),
         NodeCmd::Signers(SignersCmd::List) => rxnode::cmd_signers_list(ctx),

@@ -181,7 +181,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
 /// The `ledger` check: every line is a JSON entry.
 pub(super) fn ledger_file(paths: &Paths) -> Check {
     let p = paths.ledger();
-    let text = match crate::store::fsutil::read(&p) {
+    let file = match crate::store::fsutil::open(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return check(
                 CheckName::Ledger,
@@ -198,18 +198,36 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
                 "check the file's owner and permissions",
             )
         }
-        Ok(b) => b,
+        Ok(f) => f,
     };
-    let text = String::from_utf8_lossy(&text);
+    // Read as a stream: memory does not grow with the ledger.
+    let mut r = crate::store::ledger::LineReader::new(file, 0, 0, None);
     let mut entries = 0usize;
     let mut bad = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    loop {
+        let l = match r.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                return check(
+                    CheckName::Ledger,
+                    Verdict::Fail,
+                    format!("cannot read {}: {e}", p.display()),
+                    "check the file's owner and permissions",
+                )
+            }
+        };
+        let Some(bytes) = l.bytes else {
+            bad.push(format!("{} ({} bytes)", l.n, l.len));
+            continue;
+        };
+        let line = String::from_utf8_lossy(bytes);
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<serde_json::Value>(line) {
+        match serde_json::from_str::<serde_json::Value>(&line) {
             Ok(v) if v.is_object() => entries += 1,
-            _ => bad.push((i + 1).to_string()),
+            _ => bad.push(l.n.to_string()),
         }
     }
     if bad.is_empty() {

@@ -234,11 +234,11 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
     }
     // The mirror in the Git directory, when there is one, is what a planted or
     // padded `.local/` ledger cannot supply: the approval must be in it.
-    let entries = match ledger::read_mirror(paths)? {
+    let file = match ledger::nonempty_mirror(paths)? {
         Some(m) => m,
-        None => ledger::read_evidence(paths)?,
+        None => ledger::evidence_path(paths)?,
     };
-    let recorded = entries.iter().any(|e| {
+    let recorded = ledger::any_in(&file, |e| {
         e.event() == "approved"
             && e.task_id.as_deref() == Some(ids)
             && e.task_sha256.as_deref() == Some(approval.task_sha256.as_str())
@@ -246,7 +246,7 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
             && e.at.as_deref() == Some(approval.at.as_str())
             && approval.mac.is_some()
             && e.mac == approval.mac
-    });
+    })?;
     if !recorded {
         return Err(refused(format!(
             "the approval of {ids} in the state {} (SHA-256 {}, commit {}) is not one the ledger recorded; {}",

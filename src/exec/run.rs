@@ -146,20 +146,17 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
 /// (docs/protocol.md#1b-the-branchs-history-is-a-queue). Read from the ledger; a ledger that cannot be
 /// read says nothing here (the preconditions have read it already).
 fn say_later_texts(paths: &Paths, id: &TaskId, approved_sha: &str) {
-    let Ok(lines) = ledger::read_all(paths) else {
-        return;
-    };
     let mut seen = std::collections::BTreeSet::new();
-    for l in lines {
+    let _ = ledger::each_in(&paths.ledger(), |l| {
         let refused = matches!(l.event.as_deref(), Some("refused" | "rejected"));
         let (Some(sha), true) = (l.task_sha256.as_deref(), refused) else {
-            continue;
+            return;
         };
         if l.task_id.as_deref() != Some(id.as_str())
             || sha == approved_sha
             || !seen.insert(sha.to_owned())
         {
-            continue;
+            return;
         }
         let commit = l.commit.as_deref().map_or("?", |c| &c[..c.len().min(12)]);
         note!(
@@ -167,7 +164,7 @@ fn say_later_texts(paths: &Paths, id: &TaskId, approved_sha: &str) {
             &sha[..sha.len().min(12)],
             &approved_sha[..approved_sha.len().min(12)]
         );
-    }
+    });
 }
 
 /// The trust root, the state, the run lock and the preconditions, in that order.

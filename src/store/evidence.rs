@@ -69,36 +69,45 @@ pub(crate) const RUN_ENDED_BEFORE_RADIO: &str = "run_ended_before_radio";
 /// in the outbox — except the BLOCKED / NOT RUN result of a run that each ledger
 /// says ended before any radio stream was opened. The first one found, described.
 pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
-    for e in ledger::read_both(paths)? {
-        let ev = e.event();
-        if e.task_id.as_deref() == Some(id) && (ev == "run_finished" || ev == "marked_completed") {
-            return Ok(Some(format!(
-                "ledger `{ev}` at {}",
-                e.at.as_deref().unwrap_or("?")
-            )));
+    for p in ledger::both_paths(paths) {
+        let mut found = None;
+        ledger::any_in(&p, |e| {
+            let ev = e.event();
+            let hit = e.task_id.as_deref() == Some(id)
+                && (ev == "run_finished" || ev == "marked_completed");
+            if hit {
+                found = Some(format!(
+                    "ledger `{ev}` at {}",
+                    e.at.as_deref().unwrap_or("?")
+                ));
+            }
+            hit
+        })?;
+        if found.is_some() {
+            return Ok(found);
         }
     }
-    let mut ledgers = vec![ledger::read_all(paths)?];
-    ledgers.extend(ledger::read_mirror(paths)?);
+    let mut ledgers = vec![paths.ledger()];
+    ledgers.extend(ledger::nonempty_mirror(paths)?);
     // Each ledger on its own: a closing line planted in one does not close a
     // `run_started` the other holds open.
     let mut every_last_run_ended_before_radio = true;
-    for entries in &ledgers {
-        let mut open: Option<&str> = None;
-        let mut last: Option<&str> = None;
-        for e in entries {
+    for p in &ledgers {
+        let mut open: Option<String> = None;
+        let mut last: Option<String> = None;
+        ledger::each_in(p, |e| {
             if e.task_id.as_deref() != Some(id) {
-                continue;
+                return;
             }
             let ev = e.event();
-            let at = e.at.as_deref().unwrap_or("?");
             match ev {
-                "run_started" => open = Some(at),
+                "run_started" => open = Some(e.at.clone().unwrap_or_else(|| "?".to_owned())),
                 RUN_ENDED_BEFORE_RADIO => open = None,
-                _ => continue,
+                _ => return,
             }
-            last = Some(ev);
-        }
+            last = Some(ev.to_owned());
+        })?;
+        let last = last.as_deref();
         if let (true, Some(at)) = (red, open) {
             return Ok(Some(format!("ledger `run_started` at {at}")));
         }
@@ -112,10 +121,10 @@ pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<
 /// What shows this node has history, for a missing state file (empty = none).
 pub(crate) fn history(paths: &Paths) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    let n = ledger::read_evidence(paths)?
-        .iter()
-        .filter(|e| e.task_id.as_deref().is_some() && DECISIONS.contains(&e.event()))
-        .count();
+    let mut n = 0usize;
+    ledger::each_in(&ledger::evidence_path(paths)?, |e| {
+        n += usize::from(e.task_id.as_deref().is_some() && DECISIONS.contains(&e.event()));
+    })?;
     if n > 0 {
         out.push(format!(
             "{n} task decision(s) in {}",

@@ -76,9 +76,7 @@ pub(crate) fn unfinished(paths: &Paths) -> Result<Vec<Unfinished>> {
         return Ok(crate::store::checkpoint::read(paths, &k)?.local.open_runs);
     }
     let mut open: Vec<Unfinished> = Vec::new();
-    for e in ledger::read_all(paths)? {
-        apply(&mut open, &e);
-    }
+    ledger::each_in(&paths.ledger(), |e| apply(&mut open, &e))?;
     Ok(open)
 }
 

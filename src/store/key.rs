@@ -59,11 +59,40 @@ pub(crate) fn load(paths: &Paths) -> Result<Option<NodeKey>> {
     read_key(&p)
 }
 
-/// The node key, created at first use.
+/// The node key, created at first use — but never in place of a lost one
+/// without being asked ([`load_or_create_new`]).
 pub(crate) fn load_or_create(paths: &Paths) -> Result<NodeKey> {
+    load_or_create_new(paths, false)
+}
+
+/// The node key, created when there is none. When this node signed records
+/// before ([`signed_before`]: its key is lost) a new key is made only with
+/// `replace_lost` (`node set-name --new-key`), said with what it means;
+/// without it, a refusal naming the key file and the fix
+/// (docs/safety.md#a-lost-node-key).
+pub(crate) fn load_or_create_new(paths: &Paths, replace_lost: bool) -> Result<NodeKey> {
     let p = key_path(paths)?;
     if let Some(k) = read_key(&p)? {
         return Ok(k);
+    }
+    if let Some(why) = signed_before(&p) {
+        if !replace_lost {
+            return Err(crate::exit::refused(format!(
+                "node key {} is missing, but this node signed records with a key before ({why}): \
+                 a new key would leave every one of them refused (the approvals in the state and \
+                 the ledger, the node file, radio health and calibration); nothing was written — \
+                 fix: put the key file back from a backup of this checkout's Git directory; or, to \
+                 start again with a new key, `rxnode node set-name NAME --new-key`, then \
+                 `rxnode state rebuild` and approve the tasks again (docs/safety.md#a-lost-node-key)",
+                p.display()
+            )));
+        }
+        tracing::warn!(
+            "node key {} was missing ({why}); a new key is made: what was signed with the lost \
+             key is refused from now on — run `rxnode state rebuild`, approve the tasks again and \
+             self-test and calibrate the radios again (docs/safety.md#a-lost-node-key)",
+            p.display()
+        );
     }
     create(&p)?;
     read_key(&p)?.with_context(|| format!("node key {} vanished after creation", p.display()))
@@ -118,6 +147,56 @@ pub(crate) fn check_approval(
     }
 }
 
+/// What shows this node signed with a key before, when its key file `p` is
+/// missing — only what lies beside the key, in the Git directory, out of the
+/// branch's reach (a `.local/` planted or copied from elsewhere proves
+/// nothing): a record of the newest sealed file (`latest-*`), the ledger
+/// checkpoint, or a line of the ledger's mirror (`ledger.jsonl` beside the
+/// key) that carries a MAC.
+/// `None`: a node that never had a key here.
+fn signed_before(p: &Path) -> Option<String> {
+    let dir = p.parent().unwrap_or(p);
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("latest-") || n == "ledger-checkpoint.json")
+            .collect();
+        names.sort();
+        if let Some(name) = names.first() {
+            return Some(format!("{} exists", dir.join(name).display()));
+        }
+    }
+    let mirror = dir.join("ledger.jsonl");
+    holds_a_mac(&mirror).then(|| format!("{} holds a signed line", mirror.display()))
+}
+
+/// Whether the ledger file `p` holds a line with a record MAC (`"mac":"`, as
+/// rxnode writes it), read in blocks; an unreadable file holds none.
+fn holds_a_mac(p: &Path) -> bool {
+    const NEEDLE: &[u8] = b"\"mac\":\"";
+    let Ok(mut f) = crate::store::fsutil::open(p) else {
+        return false;
+    };
+    let finder = memchr::memmem::Finder::new(NEEDLE);
+    let mut block = vec![0u8; 64 << 10];
+    let mut kept = 0usize;
+    loop {
+        let n = match f.read(&mut block[kept..]) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) | Ok(0) => return false,
+            Ok(n) => n,
+        };
+        let end = kept + n;
+        if finder.find(&block[..end]).is_some() {
+            return true;
+        }
+        // The needle may straddle two blocks: keep its length less one.
+        kept = end.min(NEEDLE.len() - 1);
+        block.copy_within(end - kept..end, 0);
+    }
+}
+
 /// Read and check the key file; `None` when it does not exist.
 fn read_key(p: &Path) -> Result<Option<NodeKey>> {
     let md = match std::fs::symlink_metadata(p) {
@@ -156,9 +235,26 @@ fn refuse_key(p: &Path, why: &str) -> anyhow::Error {
     ))
 }
 
-/// The folder holding the key must be a real folder (not a link).
+/// The folder holding the key must be a real folder (not a link) and, on unix,
+/// not writable by every user: a folder any user may write lets them take the
+/// key away or swap the records beside it (group-writable stays allowed, as
+/// under `.local/`: a umask of 002 with a group of one's own makes 775).
 fn check_dir(d: &Path) -> Result<()> {
     match std::fs::symlink_metadata(d) {
+        #[cfg(unix)]
+        Ok(m)
+            if m.file_type().is_dir()
+                && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o002 != 0 =>
+        {
+            Err(crate::exit::refused(format!(
+                "{} is writable by every user of this machine (mode {:o}): another user could take \
+                 the node key away or replace the records beside it — fix: `chmod o-w {}` after \
+                 checking what is in it",
+                d.display(),
+                std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777,
+                d.display()
+            )))
+        }
         Ok(m) if m.file_type().is_dir() && !crate::store::fsutil::is_link(&m) => Ok(()),
         Ok(_) => Err(crate::exit::refused(format!(
             "{} is not a directory (a symlink?): the node key cannot be trusted — fix: move it aside",

@@ -4,6 +4,8 @@ use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 pub(crate) use crate::store::ledger_event::{
     CaptureAsked, CaptureClkin, CaptureDetail, CaptureFailed, CaptureFile, CapturePeak, CaptureRan,
@@ -202,40 +204,277 @@ pub(crate) fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
     Some(dir.join("rxnode").join("ledger.jsonl"))
 }
 
-/// The ledger as evidence: the `.local/` ledger, or the mirror in the Git
-/// directory when that holds more entries (the `.local/` one was lost,
+/// The ledger file to take as evidence: the `.local/` ledger, or the mirror in
+/// the Git directory when that holds more entries (the `.local/` one was lost,
 /// truncated or replaced by an older copy).
-pub(crate) fn read_evidence(paths: &Paths) -> Result<Vec<Line>> {
-    let local = read_all(paths)?;
+pub(crate) fn evidence_path(paths: &Paths) -> Result<PathBuf> {
+    let local = paths.ledger();
     let Some(m) = mirror_path(paths) else {
         return Ok(local);
     };
-    let mirror = read_path(&m)?;
-    Ok(if mirror.len() > local.len() {
-        mirror
+    Ok(if count_in(&m)? > count_in(&local)? {
+        m
     } else {
         local
     })
 }
 
-/// Both ledgers, the `.local/` one and the mirror, one after the other: for the
-/// single-use check, where a finished run recorded in *either* counts (a longer
-/// `.local/` ledger may be an old copy padded to outweigh the mirror).
-pub(crate) fn read_both(paths: &Paths) -> Result<Vec<Line>> {
-    let mut all = read_all(paths)?;
-    if let Some(m) = mirror_path(paths) {
-        all.extend(read_path(&m)?);
-    }
-    Ok(all)
+/// The ledger as evidence ([`evidence_path`]), read whole: for tests.
+#[cfg(test)]
+pub(crate) fn read_evidence(paths: &Paths) -> Result<Vec<Line>> {
+    read_path(&evidence_path(paths)?)
 }
 
-/// The mirror's entries, when this checkout has a non-empty mirror.
-pub(crate) fn read_mirror(paths: &Paths) -> Result<Option<Vec<Line>>> {
+/// The ledger files a finished run may be recorded in, the `.local/` one and
+/// the mirror: for the single-use check, where a finished run recorded in
+/// *either* counts (a longer `.local/` ledger may be an old copy padded to
+/// outweigh the mirror).
+pub(crate) fn both_paths(paths: &Paths) -> Vec<PathBuf> {
+    let mut v = vec![paths.ledger()];
+    v.extend(mirror_path(paths));
+    v
+}
+
+/// The mirror, when this checkout has one holding at least one entry.
+pub(crate) fn nonempty_mirror(paths: &Paths) -> Result<Option<PathBuf>> {
     let Some(m) = mirror_path(paths) else {
         return Ok(None);
     };
-    let v = read_path(&m)?;
-    Ok((!v.is_empty()).then_some(v))
+    Ok((count_upto(&m, 1)? > 0).then_some(m))
+}
+
+/// The longest ledger line read (bytes, without its line end). rxnode writes
+/// lines of a few KiB; a longer line is skipped and said, never held in memory
+/// (docs/reliability.md#a-ledger-that-grows).
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+/// One line of a ledger file as [`LineReader`] gives it.
+pub(crate) struct RawLine<'a> {
+    /// Its number in the file (1-based).
+    pub(crate) n: usize,
+    /// Its bytes without the line end; `None` when it is longer than [`MAX_LINE`].
+    pub(crate) bytes: Option<&'a [u8]>,
+    /// How many bytes it has, without the line end.
+    pub(crate) len: u64,
+    /// Whether it ends in `\n` (a last line without one is torn).
+    pub(crate) ended: bool,
+}
+
+/// A ledger file read line by line through a fixed buffer: memory stays within
+/// [`MAX_LINE`] plus the buffer, whatever the file's size or its longest line.
+pub(crate) struct LineReader<R: Read> {
+    r: std::io::BufReader<R>,
+    buf: Vec<u8>,
+    /// Lines given so far (counting any before where reading started).
+    pub(crate) lines: usize,
+    /// Bytes up to and including the last line end read (counting any before).
+    pub(crate) whole: u64,
+    /// Lines ended by a line end so far (counting any before).
+    lines_whole: usize,
+    /// Bytes read by this reader.
+    read: u64,
+    /// SHA-256 over every byte read, when asked for.
+    running: Option<sha2::Sha256>,
+    /// [`Self::running`] as it was after the last line end.
+    at_whole: Option<sha2::Sha256>,
+}
+
+impl<R: Read> LineReader<R> {
+    /// Read `r`, which starts after `lines` lines of `whole` bytes; `hash`:
+    /// the SHA-256 state of those bytes, to go on over the lines read.
+    pub(crate) fn new(r: R, lines: usize, whole: u64, hash: Option<sha2::Sha256>) -> Self {
+        LineReader {
+            r: std::io::BufReader::with_capacity(64 << 10, r),
+            buf: Vec::new(),
+            lines,
+            whole,
+            lines_whole: lines,
+            read: 0,
+            at_whole: hash.clone(),
+            running: hash,
+        }
+    }
+
+    /// The SHA-256 state over the bytes up to the last line end read.
+    pub(crate) fn whole_hash(&self) -> Option<sha2::Sha256> {
+        self.at_whole.clone()
+    }
+
+    /// Lines ended by a line end so far (counting any before where reading started).
+    pub(crate) fn lines_whole(&self) -> usize {
+        self.lines_whole
+    }
+
+    /// Bytes read by this reader.
+    pub(crate) fn read(&self) -> u64 {
+        self.read
+    }
+
+    /// The next line, or `None` at the end of the file.
+    pub(crate) fn next_line(&mut self) -> std::io::Result<Option<RawLine<'_>>> {
+        use sha2::Digest;
+        use std::io::BufRead;
+        self.buf.clear();
+        let (mut len, mut long, mut ended) = (0u64, false, false);
+        loop {
+            let avail = match self.r.fill_buf() {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => r?,
+            };
+            if avail.is_empty() {
+                break;
+            }
+            let (take, nl) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (i + 1, true),
+                None => (avail.len(), false),
+            };
+            let content = &avail[..take - usize::from(nl)];
+            if let Some(h) = &mut self.running {
+                h.update(&avail[..take]);
+            }
+            len += content.len() as u64;
+            if !long {
+                if self.buf.len() + content.len() > MAX_LINE {
+                    long = true;
+                    self.buf = Vec::new();
+                } else {
+                    self.buf.extend_from_slice(content);
+                }
+            }
+            self.r.consume(take);
+            self.read += take as u64;
+            if nl {
+                ended = true;
+                break;
+            }
+        }
+        if len == 0 && !ended {
+            return Ok(None);
+        }
+        self.lines += 1;
+        if ended {
+            self.whole += len + 1;
+            self.lines_whole = self.lines;
+            self.at_whole = self.running.clone();
+        }
+        Ok(Some(RawLine {
+            n: self.lines,
+            bytes: (!long).then_some(&self.buf[..]),
+            len,
+            ended,
+        }))
+    }
+}
+
+/// The entry of one line of the ledger `p`, or `None` for a blank line and for
+/// one that is skipped (not JSON, torn, too long: said once, [`say_bad_line`]).
+pub(crate) fn parse_line(p: &Path, l: &RawLine<'_>) -> Option<Line> {
+    let Some(bytes) = l.bytes else {
+        if first_time(p, l.n) {
+            tracing::warn!(
+                "ledger {} line {}: {} bytes, longer than any entry rxnode writes ({} bytes at \
+                 most are read); skipped",
+                p.display(),
+                l.n,
+                l.len,
+                MAX_LINE
+            );
+        }
+        return None;
+    };
+    if bytes.trim_ascii().is_empty() {
+        return None;
+    }
+    match serde_json::from_slice(bytes) {
+        Ok(v) => Some(Line::of(v)),
+        Err(e) => {
+            say_bad_line(p, l.n, bytes, &e, !l.ended);
+            None
+        }
+    }
+}
+
+/// Each entry of the ledger file `p`, in order, given to `f` until it says
+/// [`ControlFlow::Break`] or returns an error; a missing file has none. Read as
+/// a stream: memory does not grow with the file (a torn, non-JSON or too long
+/// line is skipped and said).
+pub(crate) fn try_each_in(
+    p: &Path,
+    mut f: impl FnMut(Line) -> Result<ControlFlow<()>>,
+) -> Result<()> {
+    let file = match crate::store::fsutil::open(p) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
+    };
+    let mut r = LineReader::new(file, 0, 0, None);
+    while let Some(l) = r
+        .next_line()
+        .with_context(|| format!("cannot read ledger {}", p.display()))?
+    {
+        if let Some(line) = parse_line(p, &l) {
+            if f(line)?.is_break() {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each entry of the ledger file `p` given to `f` ([`try_each_in`]).
+pub(crate) fn each_in(p: &Path, mut f: impl FnMut(Line)) -> Result<()> {
+    try_each_in(p, |l| {
+        f(l);
+        Ok(ControlFlow::Continue(()))
+    })
+}
+
+/// Whether an entry of the ledger file `p` satisfies `pred` (read until one does).
+pub(crate) fn any_in(p: &Path, mut pred: impl FnMut(&Line) -> bool) -> Result<bool> {
+    let mut found = false;
+    try_each_in(p, |l| {
+        found = pred(&l);
+        Ok(if found {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })?;
+    Ok(found)
+}
+
+/// How many entries (JSON lines) the ledger file `p` holds (each line checked
+/// as JSON, not kept; the lines skipped are those [`parse_line`] skips, said by it).
+pub(crate) fn count_in(p: &Path) -> Result<usize> {
+    count_upto(p, usize::MAX)
+}
+
+/// [`count_in`], stopping at `stop` entries.
+fn count_upto(p: &Path, stop: usize) -> Result<usize> {
+    let file = match crate::store::fsutil::open(p) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
+    };
+    let mut r = LineReader::new(file, 0, 0, None);
+    let mut n = 0usize;
+    while n < stop {
+        let Some(l) = r
+            .next_line()
+            .with_context(|| format!("cannot read ledger {}", p.display()))?
+        else {
+            break;
+        };
+        let whole = l.bytes.is_some_and(|b| {
+            !b.trim_ascii().is_empty() && serde_json::from_slice::<serde::de::IgnoredAny>(b).is_ok()
+        });
+        if whole {
+            n += 1;
+        } else {
+            parse_line(p, &l);
+        }
+    }
+    Ok(n)
 }
 
 /// Open the ledger file `p` (or its torn-lines file) to append, creating it: never
@@ -335,7 +574,8 @@ pub(crate) struct TornLine {
     pub(crate) bytes: usize,
     /// SHA-256 of its bytes.
     pub(crate) sha256: String,
-    /// Its bytes as text (invalid UTF-8 replaced by U+FFFD).
+    /// Its bytes as text (invalid UTF-8 replaced by U+FFFD; the first
+    /// [`MAX_LINE`] bytes of a longer line).
     pub(crate) text: String,
 }
 
@@ -345,23 +585,55 @@ pub(crate) struct TornLine {
 /// it with a line break and appends after it — and it is said once, here (unless
 /// this command's read of the ledger said already that it would be).
 fn set_aside_torn(p: &std::path::Path, f: &mut std::fs::File) -> Result<()> {
-    let mut all = Vec::new();
-    f.seek(SeekFrom::Start(0))
-        .and_then(|_| f.read_to_end(&mut all))
-        .with_context(|| format!("cannot read ledger {}", p.display()))?;
-    let start = all.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let torn = &all[start..];
+    // Read in blocks, never whole: where the last line starts and how many
+    // lines come before it, then the torn line's hash and (up to MAX_LINE
+    // bytes) its text.
+    let read_err = || format!("cannot read ledger {}", p.display());
+    f.seek(SeekFrom::Start(0)).with_context(read_err)?;
+    let (mut start, mut line, mut at) = (0u64, 1usize, 0u64);
+    let mut block = vec![0u8; 64 << 10];
+    loop {
+        let n = match f.read(&mut block) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => r.with_context(read_err)?,
+        };
+        if n == 0 {
+            break;
+        }
+        for i in memchr::memchr_iter(b'\n', &block[..n]) {
+            line += 1;
+            start = at + i as u64 + 1;
+        }
+        at += n as u64;
+    }
+    f.seek(SeekFrom::Start(start)).with_context(read_err)?;
+    let (mut text, mut hash) = (Vec::new(), <sha2::Sha256 as sha2::Digest>::new());
+    let mut left = at - start;
+    while left > 0 {
+        let want = usize::try_from(left).map_or(block.len(), |l| l.min(block.len()));
+        let n = match f.read(&mut block[..want]) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => r.with_context(read_err)?,
+        };
+        if n == 0 {
+            break;
+        }
+        sha2::Digest::update(&mut hash, &block[..n]);
+        let keep = n.min(MAX_LINE.saturating_sub(text.len()));
+        text.extend_from_slice(&block[..keep]);
+        left -= n as u64;
+    }
     let rec = TornLine {
         set_aside_at: now_iso(),
         ledger: p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        line: all[..start].iter().filter(|&&b| b == b'\n').count() + 1,
-        offset: start as u64,
-        bytes: torn.len(),
-        sha256: rxnode_interlock::sha256_hex(torn),
-        text: String::from_utf8_lossy(torn).into_owned(),
+        line,
+        offset: start,
+        bytes: usize::try_from(at - start).unwrap_or(usize::MAX),
+        sha256: hex::encode(sha2::Digest::finalize(hash)),
+        text: String::from_utf8_lossy(&text).into_owned(),
     };
     let aside = torn_path(p);
     let mut rec_line = serde_json::to_vec(&rec)?;
@@ -400,35 +672,17 @@ fn ends_in_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
     Ok(last[0] == b'\n')
 }
 
-/// Read the ledger entries as JSON values (a torn last line is skipped and reported).
-///
-/// Read as bytes and parsed line by line, so a line torn inside a multi-byte
-/// UTF-8 character loses only that line, not the whole ledger.
+/// The `.local/` ledger's entries, read whole: for tests (the product streams
+/// them, [`each_in`]).
+#[cfg(test)]
 pub(crate) fn read_all(paths: &Paths) -> Result<Vec<Line>> {
     read_path(&paths.ledger())
 }
 
-fn read_path(p: &std::path::Path) -> Result<Vec<Line>> {
-    let bytes = match crate::store::fsutil::read(p) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
-    };
+#[cfg(test)]
+fn read_path(p: &Path) -> Result<Vec<Line>> {
     let mut out = Vec::new();
-    let mut bad = Vec::new();
-    let last = bytes.split(|&b| b == b'\n').count();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
-        match serde_json::from_slice(line) {
-            Ok(v) => out.push(Line::of(v)),
-            Err(e) => bad.push((i + 1, line, e)),
-        }
-    }
-    for (n, line, e) in bad {
-        say_bad_line(p, n, line, &e, n == last);
-    }
+    each_in(p, |l| out.push(l))?;
     Ok(out)
 }
 

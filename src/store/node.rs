@@ -184,8 +184,9 @@ pub(crate) fn refuse_worktree_of_node(paths: &Paths, command: &str) -> Result<()
 
 /// Set this node's name (the caller checked it with [`check_name`]): `.local/` made
 /// ignored first, a damaged regular node file replaced, the change in the ledger.
+/// `new_key`: a lost node key is replaced ([`crate::store::key::load_or_create_new`]).
 /// Returns the previous name.
-pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
+pub(crate) fn set_name(paths: &Paths, name: &str, new_key: bool) -> Result<Option<String>> {
     // A linked worktree of a node shares its repository (branches, remote refs):
     // named, it would be a second node fighting the first over them.
     refuse_worktree_of_node(paths, &format!("node set-name {name}"))?;
@@ -198,6 +199,8 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
             paths.local.display()
         )));
     }
+    // A lost node key is replaced only when asked, before anything is written.
+    crate::store::key::load_or_create_new(paths, new_key)?;
     // A damaged or untrusted file is reported, not overwritten blindly — except that a
     // regular file that does not parse or is not sealed by this node is exactly what
     // set-name repairs.
@@ -279,7 +282,7 @@ mod tests {
             "{e}"
         );
         // The fix: set-name writes it again, sealed.
-        assert_eq!(set_name(&paths, "RX-1").unwrap(), None);
+        assert_eq!(set_name(&paths, "RX-1", false).unwrap(), None);
         assert_eq!(load_name(&paths).unwrap().as_deref(), Some("RX-1"));
         // The layout is the default until set, and survives a rename.
         assert_eq!(
@@ -292,7 +295,10 @@ mod tests {
             set_publish_ref(&paths, PublishRef::Own).unwrap(),
             PublishRef::Shared
         );
-        assert_eq!(set_name(&paths, "RX-2").unwrap().as_deref(), Some("RX-1"));
+        assert_eq!(
+            set_name(&paths, "RX-2", false).unwrap().as_deref(),
+            Some("RX-1")
+        );
         assert_eq!(
             load_file(&paths).unwrap().unwrap().publish_ref,
             PublishRef::Own

@@ -8,23 +8,26 @@ use crate::store::paths::Paths;
 use crate::store::state::{PublishRecord, State, TaskRecord, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{Approval, TaskId};
+use std::ops::ControlFlow;
 
 /// Replay the ledger and the outboxes into a state.
 pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
     let mut s = State::default();
-    let entries = ledger::read_evidence(paths)?;
+    let evidence = ledger::evidence_path(paths)?;
     let key = checking_key(paths)?;
     let mut unsigned = std::collections::BTreeSet::new();
     let mut last_seen = None;
-    for e in &entries {
+    ledger::try_each_in(&evidence, |e| {
+        let e = &e;
+        const GO: ControlFlow<()> = ControlFlow::Continue(());
         let (Some(id), Some(ev)) = (e.task_id.as_deref(), e.event.as_deref()) else {
-            continue;
+            return Ok(GO);
         };
         if TaskId::parse(id).is_err() {
             notes.push(format!(
                 "ledger entry with an invalid task ID {id:?} skipped"
             ));
-            continue;
+            return Ok(GO);
         }
         let d = Decision {
             id,
@@ -45,14 +48,15 @@ pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> R
                         notes.push(crate::store::key::unsigned_message(id, &reason));
                     }
                     d.record(&mut s);
-                    continue;
+                    return Ok(GO);
                 }
             }
         }
         if d.apply(&mut s, ev, e)? {
             last_seen = Some(id.to_owned());
         }
-    }
+        Ok(GO)
+    })?;
     s.last_seen_task_id = last_seen;
     apply_outboxes(paths, &mut s, notes);
     // A completed task keeps the approval it ran under, as in a state the watcher

@@ -282,11 +282,11 @@ fn refuse_oversized(
         flow.remote, flow.branch
     );
     let tip_s = tip.to_string();
-    let seen = ledger::read_all(&flow.paths)?.iter().any(|e| {
+    let seen = ledger::any_in(&flow.paths.ledger(), |e| {
         e.event() == "refused"
             && e.commit.as_deref() == Some(tip_s.as_str())
             && e.detail_str("command") == Some("watch")
-    });
+    })?;
     if !seen {
         ledger::append(
             &flow.paths,

@@ -152,9 +152,9 @@ fn planned_task_refusal(
         return Ok(());
     };
     let steps = plan.steps.len();
-    let started = ledger::read_all(paths)?
-        .iter()
-        .any(|e| e.task_id.as_deref() == Some(id) && e.event() == "run_started");
+    let started = ledger::any_in(&paths.ledger(), |e| {
+        e.task_id.as_deref() == Some(id) && e.event() == "run_started"
+    })?;
     if !started {
         return Err(refused(format!(
             "task {id} has an rx-plan of {steps} step(s) and has not run (its outbox holds the \

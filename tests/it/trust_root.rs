@@ -12,9 +12,12 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod committed;
+mod ledger_size;
+mod lost_key;
 mod planted;
 mod single_use;
 mod visible;
+mod world_writable;
 
 /// The operator's own policy: RX limits, no TX at all.
 const OPERATOR_POLICY: &str = r#"{"rx": {"max_duration_s": 10}}"#;

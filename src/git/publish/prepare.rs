@@ -263,17 +263,24 @@ fn given(s: &str) -> Option<&str> {
 /// ([`LogMeta`], `rxnode schema log-meta`).
 pub(super) fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
     use super::log_meta::{Counts, FileEntry, LedgerLine, LogMeta, Timeline, LOG_META_SCHEMA};
-    let entries: Vec<LedgerLine> = ledger::read_all(paths)?
-        .into_iter()
-        .filter(|e| e.task_id.as_deref() == Some(prep.id.as_str()))
-        .map(|e| LedgerLine {
+    // The task's last 100 lines, the ledger read as a stream.
+    let mut total = 0usize;
+    let mut excerpt = std::collections::VecDeque::new();
+    ledger::each_in(&paths.ledger(), |e| {
+        if e.task_id.as_deref() != Some(prep.id.as_str()) {
+            return;
+        }
+        total += 1;
+        if excerpt.len() == 100 {
+            excerpt.pop_front();
+        }
+        excerpt.push_back(LedgerLine {
             at: e.at,
             commit: e.commit,
             event: e.event,
-        })
-        .collect();
-    let total = entries.len();
-    let excerpt: Vec<LedgerLine> = entries.into_iter().rev().take(100).rev().collect();
+        });
+    })?;
+    let excerpt: Vec<LedgerLine> = excerpt.into();
     let count = |k: &str| {
         prep.json
             .get(k)

@@ -25,6 +25,7 @@
 use crate::store::evidence::line_approval;
 use crate::store::journal::{self, Unfinished};
 use crate::store::key::{self, NodeKey};
+use crate::store::ledger::LineReader;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -237,52 +238,47 @@ fn scan(p: &Path, prior: Option<&Mark>, k: &Option<Option<NodeKey>>) -> Result<S
     let before = times(&f.metadata().with_context(read_err)?);
     if let Some(m) = prior.filter(|m| m.times.is_some() && m.times == before) {
         // Unchanged since it was read: only the unterminated last line, if any.
-        let mut tail = Vec::new();
-        f.seek(SeekFrom::Start(m.len))
-            .and_then(|_| f.read_to_end(&mut tail))
-            .with_context(read_err)?;
+        f.seek(SeekFrom::Start(m.len)).with_context(read_err)?;
+        let mut r = LineReader::new(&mut f, m.lines, m.len, None);
         let mut total = m.said.clone();
-        read_lines(p, &tail, m.lines, k, &mut total);
+        read_lines(p, &mut r, k, &mut total, None).with_context(read_err)?;
         return Ok(Scan {
             mark: m.clone(),
             total,
-            read: tail.len(),
+            read: usize::try_from(r.read()).unwrap_or(usize::MAX),
         });
     }
     // The recorded prefix is hashed once, in blocks, without being kept: the
-    // same hash state goes on over the lines after it.
-    let (hash, start, prefix) = match prior.and_then(|m| hash_prefix(&mut f, m).transpose()) {
-        Some(Ok((h, m))) => (h, m.clone(), m.len),
+    // same hash state goes on over the lines after it, read as a stream.
+    let (hash, start) = match prior.and_then(|m| hash_prefix(&mut f, m).transpose()) {
+        Some(Ok((h, m))) => (h, m.clone()),
         Some(Err(e)) => return Err(e).with_context(read_err),
         None => {
             f.seek(SeekFrom::Start(0)).with_context(read_err)?;
-            (Sha256::new(), Mark::empty(p), 0)
+            (Sha256::new(), Mark::empty(p))
         }
     };
-    let mut hash = hash;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).with_context(read_err)?;
-    let after = times(&f.metadata().with_context(read_err)?);
-    let cut = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let new = &bytes[..cut];
-    hash.update(new);
+    let prefix = start.len;
     let mut said = start.said;
-    read_lines(p, new, start.lines, k, &mut said);
-    let lines = start.lines + new.iter().filter(|&&b| b == b'\n').count();
-    let mut total = said.clone();
-    read_lines(p, &bytes[cut..], lines, k, &mut total);
+    let mut total = None;
+    let mut r = LineReader::new(&mut f, start.lines, prefix, Some(hash));
+    read_lines(p, &mut r, k, &mut said, Some(&mut total)).with_context(read_err)?;
+    let (len, lines, hash) = (r.whole, r.lines_whole(), r.whole_hash());
+    let read = usize::try_from(prefix + r.read()).unwrap_or(usize::MAX);
+    drop(r);
+    let after = times(&f.metadata().with_context(read_err)?);
     let settled = before.is_some() && before == after && after.as_ref().is_some_and(is_settled);
     Ok(Scan {
+        total: total.unwrap_or_else(|| said.clone()),
         mark: Mark {
             path: p.to_path_buf(),
-            len: prefix + cut as u64,
+            len,
             lines,
-            sha256: hex::encode(hash.finalize()),
+            sha256: hex::encode(hash.unwrap_or_default().finalize()),
             times: if settled { after } else { None },
             said,
         },
-        total,
-        read: usize::try_from(prefix).unwrap_or(usize::MAX) + bytes.len(),
+        read,
     })
 }
 
@@ -324,46 +320,56 @@ impl Mark {
     }
 }
 
-/// Add what the ledger lines in `bytes` say to `said` (what the lines before
-/// them say); `first` is the number of lines before them (for the message
-/// about a line that is not JSON).
-fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>, said: &mut Said) {
-    if bytes.is_empty() {
-        return;
+/// Add what the ledger lines `r` gives say to `said` (what the lines before
+/// them say). A last line without its line end (torn, or being written) is
+/// not added to `said`: with `total`, what `said` and it say is put there.
+fn read_lines<R: Read>(
+    p: &Path,
+    r: &mut LineReader<R>,
+    k: &Option<Option<NodeKey>>,
+    said: &mut Said,
+    mut total: Option<&mut Option<Said>>,
+) -> std::io::Result<()> {
+    while let Some(l) = r.next_line()? {
+        let Some(e) = crate::store::ledger::parse_line(p, &l) else {
+            continue;
+        };
+        if l.ended {
+            add(&e, k, said);
+        } else if let Some(t) = total.as_deref_mut() {
+            let mut whole = said.clone();
+            add(&e, k, &mut whole);
+            *t = Some(whole);
+        } else {
+            add(&e, k, said);
+        }
     }
-    let last = bytes.split(|&b| b == b'\n').count() - 1;
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
-        let e = match serde_json::from_slice(line) {
-            Ok(v) => crate::store::ledger::Line::of(v),
-            Err(e) => {
-                crate::store::ledger::say_bad_line(p, first + i + 1, line, &e, i == last);
-                continue;
-            }
-        };
-        said.entries += 1;
-        journal::apply(&mut said.open_runs, &e);
-        let Some(id) = e.task_id.as_deref() else {
-            continue;
-        };
-        match e.event() {
-            "approved" => {
-                let signed = match k {
-                    None => true,
-                    Some(k) => line_approval(&e)
-                        .is_some_and(|a| key::check_approval(&a, k.as_ref()).is_ok()),
-                };
-                if signed {
-                    said.approved.insert(id.to_owned());
+    Ok(())
+}
+
+/// Add what the ledger entry `e` says to `said`.
+fn add(e: &crate::store::ledger::Line, k: &Option<Option<NodeKey>>, said: &mut Said) {
+    said.entries += 1;
+    journal::apply(&mut said.open_runs, e);
+    let Some(id) = e.task_id.as_deref() else {
+        return;
+    };
+    match e.event() {
+        "approved" => {
+            let signed = match k {
+                None => true,
+                Some(k) => {
+                    line_approval(e).is_some_and(|a| key::check_approval(&a, k.as_ref()).is_ok())
                 }
+            };
+            if signed {
+                said.approved.insert(id.to_owned());
             }
-            "run_finished" | "marked_completed" | journal::RUN_INTERRUPTED => {
-                said.finished.insert(id.to_owned());
-            }
-            _ => {}
         }
+        "run_finished" | "marked_completed" | journal::RUN_INTERRUPTED => {
+            said.finished.insert(id.to_owned());
+        }
+        _ => {}
     }
 }
 

@@ -65,8 +65,12 @@ fn kind_finding(path: &Path, md: &std::fs::Metadata, kind: Kind, what: &str) -> 
     }
 }
 
-/// On unix: another owner, more than one hard link, or a policy writable by
-/// group/others. Elsewhere these are not checked (there is no portable uid or
+/// The fix for a file or folder every user may write.
+#[cfg_attr(not(unix), allow(dead_code))]
+const WORLD_WRITABLE_FIX: &str = "`chmod o-w` it after checking its content";
+
+/// On unix: another owner, more than one hard link, a policy writable by
+/// group/others, anything writable by every user. Elsewhere these are not checked (there is no portable uid or
 /// mode); the link and kind checks still apply.
 fn owner_findings(
     path: &Path,
@@ -108,6 +112,18 @@ fn owner_findings(
                     md.mode() & 0o777
                 ),
                 "`chmod go-w` it",
+            ));
+        } else if md.mode() & 0o002 != 0 {
+            // Any user of the machine could change it: the state, the ledger,
+            // an outbox, `.local/` itself (group-writable stays allowed: a
+            // umask of 002 with a group of one's own makes 664 and 775).
+            out.push(Finding::new(
+                format!(
+                    "{what} {} is writable by every user of this machine (mode {:o})",
+                    path.display(),
+                    md.mode() & 0o777
+                ),
+                WORLD_WRITABLE_FIX,
             ));
         }
     }
@@ -197,7 +213,10 @@ pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
     );
     let before = out.len();
     check_path(&paths.state(), Kind::File, "state", &mut out);
-    for f in &mut out[before..] {
+    for f in out[before..]
+        .iter_mut()
+        .filter(|f| f.fix != WORLD_WRITABLE_FIX)
+    {
         f.fix = "move the link (or odd file) aside — it is not your state — then `rxnode state rebuild` recovers the state from the ledger and the outboxes".to_owned();
     }
     check_path(&paths.ledger(), Kind::File, "ledger", &mut out);

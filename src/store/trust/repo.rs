@@ -412,11 +412,11 @@ pub(crate) fn check_watched_tip(
         return Ok(());
     };
     let oid_s = oid.to_string();
-    let seen = crate::store::ledger::read_all(paths)?.iter().any(|e| {
+    let seen = crate::store::ledger::any_in(&paths.ledger(), |e| {
         e.event() == "refused"
             && e.commit.as_deref() == Some(oid_s.as_str())
             && e.detail_str("command") == Some("watch")
-    });
+    })?;
     if !seen {
         crate::store::ledger::append(
             paths,
