@@ -404,6 +404,64 @@ fn a_result_removed_or_replaced_by_a_later_commit_is_named_as_a_rewrite() {
     }
 }
 
+/// A result published and then deleted by a peer's plain commit before the
+/// main PC ever looked, and another published and deleted between two looks:
+/// the branch's own history shows both, so both are named as taken away (with
+/// the commit that published each), at that run and every later one — never
+/// a first listing that silently lacks a result.
+#[test]
+fn a_result_removed_before_the_main_pc_looked_is_named_from_history() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    for id in ["GONE_1", "KEPT_2"] {
+        lab.post(id, &[]);
+        approve(&a);
+        expect_exit!(publish(&a, id), 0);
+    }
+    let published = git(&lab.origin, &["rev-parse", "rx-node~1"]);
+    let hand = lab.clone_rx_node("hand");
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_1"]);
+    git(&hand, &["commit", "-q", "-m", "tidy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+
+    for run in 0..2 {
+        let out = rxnode(&lab.main, &["--json", "results"], "");
+        expect_exit!(out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rx-node was rewritten")
+                && err.contains("first look")
+                && err.contains(&format!(
+                    "rx-results/GONE_1/LAB-A removed (published in commit {published})"
+                )),
+            "run {run}: {}",
+            show(&out)
+        );
+        let out = rxnode(&lab.main, &["results", "verify", "KEPT_2"], "");
+        expect_exit!(out, 2);
+    }
+
+    // Published and deleted between two looks: neither tip the main PC saw holds it.
+    lab.post("GONE_3", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_3"), 0);
+    git(&hand, &["pull", "-q", "--ff-only", "origin", "rx-node"]);
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_3"]);
+    git(&hand, &["commit", "-q", "-m", "tidy again"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    for run in 0..2 {
+        let out = rxnode(&lab.main, &["--json", "results"], "");
+        expect_exit!(out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rx-results/GONE_1/LAB-A removed")
+                && err.contains("rx-results/GONE_3/LAB-A removed (published in commit"),
+            "run {run}: {}",
+            show(&out)
+        );
+    }
+}
+
 /// A peer's plain commit on `rx-node` deletes node LAB-A's pushed result of
 /// GONE_A; LAB-A's next publication builds on that tip: its confirmation names
 /// the result taken away, with the commit that published it — never a
