@@ -263,7 +263,13 @@ fn taken_away(
                     Ok(e) => e.filemode() == 0o040000,
                     Err(e) => e.code() == git2::ErrorCode::NotFound,
                 });
-        let how = if folder_or_none {
+        let twin = case_twin_at(repo, base, &key).ok().flatten();
+        let how = if let Some(other) = twin {
+            format!(
+                "it is not put back, as {other} on that branch differs from it only in letter case \
+                 (one folder on Windows and macOS) — whoever wrote it must remove it"
+            )
+        } else if folder_or_none {
             restore.insert(key.clone(), tree);
             format!(
                 "this publication puts it back as published (tree {tree}, named in Carried-Over)"

@@ -405,10 +405,12 @@ fn a_result_removed_or_replaced_by_a_later_commit_is_named_as_a_rewrite() {
 }
 
 /// A peer replaces node LAB-A's pushed result folder `rx-results/GONE_F/` with
-/// a file: LAB-A's next publication names the result taken away and that it is
-/// not put back over the file — and is itself published, never blocked by it.
+/// a file (and then another's with a folder differing only in letter case):
+/// LAB-A's next publication names the result taken away and that it is not put
+/// back over the file (nor beside the twin) — and is itself published, never
+/// blocked by it.
 #[test]
-fn an_own_result_replaced_by_a_file_is_named_not_written_over() {
+fn an_own_result_replaced_by_a_file_or_a_case_twin_is_named_not_written_over() {
     let lab = Lab::new();
     let a = lab.node("LAB-A");
     lab.post("GONE_F", &[]);
@@ -437,6 +439,27 @@ fn an_own_result_replaced_by_a_file_is_named_not_written_over() {
             && tree.contains("rx-results/GONE_F\n"),
         "{tree}"
     );
+
+    // Renamed to a folder that differs only in letter case: not put back beside it.
+    lab.post("GONE_G", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_G"), 0);
+    git(&hand, &["pull", "-q", "--ff-only", "origin", "rx-node"]);
+    git(&hand, &["mv", "rx-results/GONE_G", "rx-results/gone_g"]);
+    git(&hand, &["commit", "-q", "-m", "tidy again"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    lab.post("NEXT_G", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_G");
+    expect_exit!(out, 0);
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("it is not put back, as rx-results/gone_g/ on that branch differs from it only in letter case"),
+        "{}",
+        show(&out)
+    );
+    let tree = git(&lab.origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
+    assert!(!tree.contains("rx-results/GONE_G/"), "{tree}");
 }
 
 /// A result published and then deleted by a peer's plain commit before the
