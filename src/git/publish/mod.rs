@@ -161,7 +161,7 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     if let Some(rec) = own_unrecorded(&repo, paths, &tips, &prep, &refspec)? {
         return resume(ctx, paths, id, push, &rec);
     }
-    let plan = plan_base(&repo, &tips)?;
+    let mut plan = plan_base(&repo, &tips)?;
     refuse_existing(&repo, &plan, &tips, &prep, &refspec)?;
 
     // Show, then confirm.
@@ -183,8 +183,11 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     } else {
         Vec::new()
     };
-    let gone = taken_away(&repo, &st, plan.base.as_ref(), &prep.node);
-    confirm(ctx, &(p.shown(&plan, &also) + &gone), id, push)?;
+    let (gone, restore) = taken_away(&repo, &st, plan.base.as_ref(), &prep.node);
+    let shown = p.shown(&plan, &also) + &gone;
+    // Each is put back as this node published it, named in `Carried-Over:`.
+    plan.carry.extend(restore);
+    confirm(ctx, &shown, id, push)?;
     // The operator may have taken a while: what is committed is what was shown
     // and what the outbox holds now, never a result a run replaced meanwhile.
     not_being_run(paths, id)?;
@@ -216,16 +219,18 @@ const TAKEN_AWAY_CHECKS: usize = 20;
 /// Lines naming this node's results, recorded as pushed, that `base` (the
 /// remote tip this publication builds on) no longer holds though it descends
 /// from the commit that published them: a later commit by someone else took
-/// them away, and the operator is told before confirming (nothing puts them
-/// back; docs/publishing.md).
+/// them away, and the operator is told before confirming. Also each such
+/// result as this node published it (`<ID>/<NODE>` → its tree in that commit),
+/// which this publication puts back (docs/publishing.md).
 fn taken_away(
     repo: &Repository,
     st: &state::State,
     base: Option<&git2::Commit<'_>>,
     node: &str,
-) -> String {
+) -> (String, std::collections::BTreeMap<String, Oid>) {
+    let mut restore = std::collections::BTreeMap::new();
     let Some(base) = base else {
-        return String::new();
+        return (String::new(), restore);
     };
     let mut out = String::new();
     let mut checks = 0;
@@ -244,18 +249,44 @@ fn taken_away(
             break;
         }
         checks += 1;
-        let held = result_at(repo, &c, &key).ok().flatten().is_some();
+        let held = result_at(repo, &c, &key).ok().flatten();
         let below =
             crate::git::ops::is_strict_ancestor(repo, &rec.commit, base.id()).unwrap_or(false);
-        if held && below {
-            out.push_str(&format!(
-                "  ! {RESULTS_DIR}/{key}/, published by this node in commit {}, is no longer on that \
-                 branch: a later commit removed it; this publication does not put it back\n",
-                c.id()
-            ));
-        }
+        let Some(tree) = held.filter(|_| below) else {
+            continue;
+        };
+        // Put back only into a plain folder (or none): never over a file or link.
+        let id_path = format!("{RESULTS_DIR}/{id}");
+        let folder_or_none =
+            base.tree()
+                .is_ok_and(|t| match t.get_path(std::path::Path::new(&id_path)) {
+                    Ok(e) => e.filemode() == 0o040000,
+                    Err(e) => e.code() == git2::ErrorCode::NotFound,
+                });
+        let twin = case_twin_at(repo, base, &key).ok().flatten();
+        let how = if let Some(other) = twin {
+            format!(
+                "it is not put back, as {other} on that branch differs from it only in letter case \
+                 (one folder on Windows and macOS) — whoever wrote it must remove it"
+            )
+        } else if folder_or_none {
+            restore.insert(key.clone(), tree);
+            format!(
+                "this publication puts it back as published (tree {tree}, named in Carried-Over)"
+            )
+        } else {
+            format!(
+                "it is not put back, as {id_path} on that branch is not a folder — whoever wrote it \
+                 must remove it; the next publication then puts the result back"
+            )
+        };
+        out.push_str(&format!(
+            "  ! {RESULTS_DIR}/{key}/, published by this node in commit {}, is no longer on that \
+             branch: a later commit removed it; {how}\n",
+            c.id()
+        ));
     }
-    out
+    (out, restore)
 }
 
 /// Refused (exit 3) while an `rxnode run` of this task holds the checkout's run

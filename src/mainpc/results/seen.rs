@@ -39,7 +39,14 @@ pub(crate) struct SeenBranch {
     /// The first rewrite found, kept until this file is removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rewritten: Option<Rewrite>,
+    /// Each later rewrite found, oldest first (at most [`MAX_LATER`]), kept
+    /// as the first is: a later one is news of its own, not the first again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) later: Vec<Rewrite>,
 }
+
+/// The most later rewrites kept of one branch.
+const MAX_LATER: usize = 20;
 
 /// A rewrite of a branch, as found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,6 +128,8 @@ pub(super) fn check(
     for n in now {
         let b = n.branch.clone();
         let found = match file.branches.get(&b) {
+            // A first look: the branch's own history still tells what it published.
+            None if is_results_branch(&b) => taken_away(repo, None, n.tip, &b),
             None => None,
             Some(seen) => judge(repo, seen, n),
         };
@@ -128,12 +137,18 @@ pub(super) fn check(
             tip: n.tip.to_string(),
             heartbeat: None,
             rewritten: None,
+            later: Vec::new(),
         });
         if let Some(why) = found {
-            e.rewritten.get_or_insert(Rewrite {
+            let r = Rewrite {
                 detected_at: at.clone(),
                 why,
-            });
+            };
+            match &e.rewritten {
+                None => e.rewritten = Some(r),
+                Some(_) if e.later.len() < MAX_LATER => e.later.push(r),
+                Some(_) => {}
+            }
         }
         e.tip = n.tip.to_string();
         // A heartbeat only ever moves forward in the record.
@@ -164,10 +179,11 @@ pub(super) fn check(
         .filter(|(b, _)| family(b))
         .filter_map(|(b, e)| {
             e.rewritten.as_ref().map(|r| {
-                (
-                    b.clone(),
-                    format!("was rewritten (found {}): {}", r.detected_at, r.why),
-                )
+                let mut why = format!("was rewritten (found {}): {}", r.detected_at, r.why);
+                for l in &e.later {
+                    why.push_str(&format!("; and again (found {}): {}", l.detected_at, l.why));
+                }
+                (b.clone(), why)
             })
         })
         .collect()
@@ -202,7 +218,7 @@ fn judge(repo: &Repository, seen: &SeenBranch, n: &Now) -> Option<String> {
         ));
     }
     match repo.graph_descendant_of(n.tip, o) {
-        Ok(true) => removed_results(repo, o, n.tip),
+        Ok(true) => taken_away(repo, Some(o), n.tip, &n.branch),
         _ => Some(format!(
             "the tip this PC saw last, {old}, is not in the history of its new tip {}: results seen before may have been removed or changed",
             n.tip
@@ -210,84 +226,67 @@ fn judge(repo: &Repository, seen: &SeenBranch, n: &Now) -> Option<String> {
     }
 }
 
-/// The most result folders and files [`removed_results`] compares: far more
-/// than a results branch holds, so that a hostile tree cannot make the check
-/// itself unbounded.
-const MAX_COMPARED: usize = 200_000;
+/// The most tree entries [`taken_away`] reads: far more than a results
+/// branch's history holds, so that a hostile history cannot make the check
+/// itself unbounded; past it the check says it stopped.
+const MAX_COMPARED: usize = 20_000_000;
 
-/// The results of `old`'s `rx-results` that its descendant `new` no longer
-/// holds as they were (removed, or their folder or a file replaced): a result
-/// is never removed nor replaced, so a later commit that did either is a
-/// rewrite as much as a forced push (docs/protocol.md#6-the-main-pcs-side).
+/// A result as first published: the commit that published it (or, for one
+/// held at the tip seen last, that tip), its object and mode.
+struct Published {
+    commit: Oid,
+    /// Held at the tip seen last (else added by `commit`).
+    seen: bool,
+    id: Oid,
+    mode: i32,
+}
+
+/// The results published on the way to `new` that `new` no longer holds as
+/// they were published (removed, or their folder or a file replaced): those
+/// `old`'s `rx-results` held (`None`: a first look, nothing seen before) and
+/// those any commit after `old` in `new`'s history added — so a result a
+/// node published and a later commit took away is named even when this PC
+/// never listed it. A result is never removed nor replaced, so such a commit
+/// is a rewrite as much as a forced push (docs/protocol.md#6-the-main-pcs-side).
 /// A result is a node's folder `rx-results/<ID>/<NODE>/` or a file of the
 /// layout before node names (`rx-results/<ID>/RX_RESULT.json`, …).
-fn removed_results(repo: &Repository, old: Oid, new: Oid) -> Option<String> {
-    use crate::result::RESULTS_DIR;
-    use git2::ObjectType;
-    let results_of = |c: Oid| -> Option<git2::Tree<'_>> {
-        let t = repo.find_commit(c).ok()?.tree().ok()?;
-        let e = t.get_name(RESULTS_DIR)?;
-        repo.find_tree(e.id()).ok()
-    };
-    let old_rt = results_of(old)?;
-    let new_rt = results_of(new);
-    if new_rt.as_ref().is_some_and(|t| t.id() == old_rt.id()) {
-        return None;
-    }
-    let result_file = |name: &str| {
-        [
-            crate::result::RESULT_JSON,
-            crate::result::RESULT_MD,
-            crate::result::LOG_META,
-        ]
-        .contains(&name)
-    };
-    let mut gone: Vec<String> = Vec::new();
-    let mut ids_seen = std::collections::HashSet::new();
+fn taken_away(repo: &Repository, old: Option<Oid>, new: Oid, branch: &str) -> Option<String> {
+    let mut published: BTreeMap<String, Published> = BTreeMap::new();
     let mut compared = 0usize;
-    'ids: for id_e in old_rt.iter() {
-        let Ok(id) = std::str::from_utf8(id_e.name_bytes()) else {
-            continue;
-        };
-        if id_e.kind() != Some(ObjectType::Tree)
-            || rxnode_interlock::TaskId::parse(id).is_err()
-            || !ids_seen.insert(id.to_owned())
-        {
-            continue;
+    let mut complete = true;
+    if let Some(o) = old {
+        if let Some(rt) = results_of(repo, o) {
+            complete &= collect(repo, o, &rt, None, &mut published, &mut compared, true);
         }
-        let now = new_rt.as_ref().and_then(|t| t.get_name(id));
-        if now.as_ref().is_some_and(|e| e.id() == id_e.id()) {
-            continue;
-        }
-        let now = now.and_then(|e| repo.find_tree(e.id()).ok());
-        let Ok(was) = repo.find_tree(id_e.id()) else {
-            continue;
+    }
+    let new_rt = results_of(repo, new);
+    if complete {
+        complete &= walk_added(repo, old, new, &mut published, &mut compared);
+    }
+    if !complete {
+        note!(
+            "rxnode: warning: {branch}: its history is too long to check in full ({MAX_COMPARED} \
+             entries read) for results a later commit took away; results published before that \
+             point and removed since are not named"
+        );
+    }
+    let mut gone: Vec<String> = Vec::new();
+    for (path, p) in &published {
+        let by = if p.seen {
+            format!("held at {} when this PC saw it last", p.commit)
+        } else {
+            format!("published in commit {}", p.commit)
         };
-        let mut names_seen = std::collections::HashSet::new();
-        for e in was.iter() {
-            compared += 1;
-            if compared > MAX_COMPARED {
-                break 'ids;
+        let rel = &path[crate::result::RESULTS_DIR.len() + 1..];
+        let now = new_rt
+            .as_ref()
+            .and_then(|t| t.get_path(std::path::Path::new(rel)).ok());
+        match now {
+            None => gone.push(format!("{path} removed ({by})")),
+            Some(n) if n.id() != p.id || n.filemode() != p.mode => {
+                gone.push(format!("{path} replaced ({by})"))
             }
-            let Ok(name) = std::str::from_utf8(e.name_bytes()) else {
-                continue;
-            };
-            let is_result = match e.kind() {
-                Some(ObjectType::Tree) => crate::store::node::check_name(name).is_ok(),
-                Some(ObjectType::Blob) => result_file(name),
-                _ => false,
-            };
-            if !is_result || !names_seen.insert(name.to_owned()) {
-                continue;
-            }
-            let path = format!("{RESULTS_DIR}/{id}/{name}");
-            match now.as_ref().and_then(|t| t.get_name(name)) {
-                None => gone.push(format!("{path} removed")),
-                Some(n) if n.id() != e.id() || n.filemode() != e.filemode() => {
-                    gone.push(format!("{path} replaced"))
-                }
-                Some(_) => {}
-            }
+            Some(_) => {}
         }
     }
     if gone.is_empty() {
@@ -300,12 +299,136 @@ fn removed_results(repo: &Repository, old: Oid, new: Oid) -> Option<String> {
     } else {
         String::new()
     };
+    let from = match old {
+        Some(o) => format!("on the way from the tip this PC saw last, {o}, to its new tip {new}"),
+        None => format!("in its history up to its tip {new} (this PC's first look at it)"),
+    };
     Some(format!(
-        "a later commit on the way from the tip this PC saw last, {old}, to its new tip {new} \
-         took away {n} result(s) seen at {old}: {}{more} (a published result is never removed nor \
-         replaced)",
+        "a later commit {from} took away {n} result(s) published before: {}{more} (a published \
+         result is never removed nor replaced)",
         listed.join(", ")
     ))
+}
+
+/// `rx-results` of commit `c`.
+fn results_of(repo: &Repository, c: Oid) -> Option<git2::Tree<'_>> {
+    let t = repo.find_commit(c).ok()?.tree().ok()?;
+    let e = t.get_name(crate::result::RESULTS_DIR)?;
+    repo.find_tree(e.id()).ok()
+}
+
+/// Record, as published by `commit`, every result of the `rx-results` tree
+/// `rt` that `before` (its first parent's `rx-results`) does not hold as it
+/// is; results recorded already keep their first publication. `false` once
+/// [`MAX_COMPARED`] entries were read.
+fn collect(
+    repo: &Repository,
+    commit: Oid,
+    rt: &git2::Tree,
+    before: Option<&git2::Tree>,
+    out: &mut BTreeMap<String, Published>,
+    compared: &mut usize,
+    seeding: bool,
+) -> bool {
+    use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
+    use git2::ObjectType;
+    let sub = |t: Option<&git2::Tree>, name: &str| -> Option<git2::Tree<'_>> {
+        let e = t?.get_name(name)?;
+        repo.find_tree(e.id()).ok()
+    };
+    for id_e in rt.iter() {
+        *compared += 1;
+        if *compared > MAX_COMPARED {
+            return false;
+        }
+        let Ok(id) = std::str::from_utf8(id_e.name_bytes()) else {
+            continue;
+        };
+        if id_e.kind() != Some(ObjectType::Tree) || rxnode_interlock::TaskId::parse(id).is_err() {
+            continue;
+        }
+        let was = before.and_then(|b| b.get_name(id));
+        if was.as_ref().is_some_and(|w| w.id() == id_e.id()) {
+            continue;
+        }
+        let Ok(now) = repo.find_tree(id_e.id()) else {
+            continue;
+        };
+        let was = sub(before, id);
+        for e in now.iter() {
+            *compared += 1;
+            if *compared > MAX_COMPARED {
+                return false;
+            }
+            let Ok(name) = std::str::from_utf8(e.name_bytes()) else {
+                continue;
+            };
+            let is_result = match e.kind() {
+                Some(ObjectType::Tree) => crate::store::node::check_name(name).is_ok(),
+                Some(ObjectType::Blob) => [RESULT_JSON, RESULT_MD, LOG_META].contains(&name),
+                _ => false,
+            };
+            let same = was
+                .as_ref()
+                .and_then(|w| w.get_name(name))
+                .is_some_and(|w| w.id() == e.id() && w.filemode() == e.filemode());
+            if !is_result || same {
+                continue;
+            }
+            out.entry(format!("{RESULTS_DIR}/{id}/{name}"))
+                .or_insert(Published {
+                    commit,
+                    seen: before.is_none() && seeding,
+                    id: e.id(),
+                    mode: e.filemode(),
+                });
+        }
+    }
+    true
+}
+
+/// [`collect`] over every commit of `new`'s history after `old` (all of it
+/// when `None`), oldest first, each against its first parent. `false` once
+/// [`MAX_COMPARED`] entries were read (or the history cannot be walked).
+fn walk_added(
+    repo: &Repository,
+    old: Option<Oid>,
+    new: Oid,
+    out: &mut BTreeMap<String, Published>,
+    compared: &mut usize,
+) -> bool {
+    let walk = || -> Result<git2::Revwalk<'_>, git2::Error> {
+        let mut w = repo.revwalk()?;
+        w.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
+        w.push(new)?;
+        if let Some(o) = old {
+            w.hide(o)?;
+        }
+        Ok(w)
+    };
+    let Ok(walk) = walk() else {
+        return false;
+    };
+    for c in walk {
+        *compared += 1;
+        if *compared > MAX_COMPARED {
+            return false;
+        }
+        let Ok(c) = c.and_then(|c| repo.find_commit(c)) else {
+            return false;
+        };
+        let Some(rt) = results_of(repo, c.id()) else {
+            continue;
+        };
+        let before = c.parents().next().and_then(|p| results_of(repo, p.id()));
+        if before.as_ref().is_some_and(|b| b.id() == rt.id()) {
+            continue;
+        }
+        if !collect(repo, c.id(), &rt, before.as_ref(), out, compared, false) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Write the file (a failure is named on stderr: the listing still stands).

@@ -389,10 +389,25 @@ fn the_fleet_page_opens_in_a_real_browser_and_a_hostile_result_stays_inert() {
     run_and_publish(&lab, &a, "PIC_1");
     lab.post("EVIL_1", &[]);
     approve(&a);
-    expect_exit!(publish(&a, "EVIL_1"), 0);
-    // A peer with push access plants markup, a script and a terminal escape.
+    // LAB-A's result of EVIL_1 stays local; a peer with push access publishes a
+    // copy of it in which it plants markup, a script and a terminal escape (a
+    // first publication: a later change to a published result would make the
+    // whole branch untrusted, PIC_1 too).
+    expect_exit!(rxnode(&a, &["publish", "EVIL_1"], "PUBLISH EVIL_1\n"), 0);
     let hand = lab.clone_rx_node("hand");
-    let md = hand.join("rx-results/EVIL_1/LAB-A/RX_RESULT.md");
+    let dir = hand.join("rx-results/EVIL_1/LAB-A");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["RX_RESULT.md", "RX_RESULT.json", "LOG_META.json"] {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&a)
+            .args(["show", &format!("rx-node:rx-results/EVIL_1/LAB-A/{f}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        std::fs::write(dir.join(f), &out.stdout).unwrap();
+    }
+    let md = dir.join("RX_RESULT.md");
     let text = std::fs::read_to_string(&md).unwrap();
     std::fs::write(
         &md,
@@ -402,7 +417,8 @@ fn the_fleet_page_opens_in_a_real_browser_and_a_hostile_result_stays_inert() {
         ),
     )
     .unwrap();
-    git(&hand, &["commit", "-qam", "planted"]);
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-qm", "planted"]);
     git(&hand, &["push", "-q", "origin", "rx-node"]);
 
     let site = lab.root.path().join("site");

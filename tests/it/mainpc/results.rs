@@ -404,17 +404,139 @@ fn a_result_removed_or_replaced_by_a_later_commit_is_named_as_a_rewrite() {
     }
 }
 
+/// A peer replaces node LAB-A's pushed result folder `rx-results/GONE_F/` with
+/// a file (and then another's with a folder differing only in letter case):
+/// LAB-A's next publication names the result taken away and that it is not put
+/// back over the file (nor beside the twin) — and is itself published, never
+/// blocked by it.
+#[test]
+fn an_own_result_replaced_by_a_file_or_a_case_twin_is_named_not_written_over() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("GONE_F", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_F"), 0);
+    let hand = lab.clone_rx_node("hand");
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_F"]);
+    std::fs::create_dir_all(hand.join("rx-results")).unwrap();
+    std::fs::write(hand.join("rx-results/GONE_F"), "mine now\n").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "tidy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    lab.post("NEXT_F", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_F");
+    expect_exit!(out, 0);
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("it is not put back, as rx-results/GONE_F on that branch is not a folder"),
+        "{}",
+        show(&out)
+    );
+    let tree = git(&lab.origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
+    assert!(
+        tree.contains("rx-results/NEXT_F/LAB-A/RX_RESULT.json")
+            && tree.contains("rx-results/GONE_F\n"),
+        "{tree}"
+    );
+
+    // Renamed to a folder that differs only in letter case: not put back beside it.
+    lab.post("GONE_G", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_G"), 0);
+    git(&hand, &["pull", "-q", "--ff-only", "origin", "rx-node"]);
+    git(&hand, &["mv", "rx-results/GONE_G", "rx-results/gone_g"]);
+    git(&hand, &["commit", "-q", "-m", "tidy again"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    lab.post("NEXT_G", &[]);
+    approve(&a);
+    let out = publish(&a, "NEXT_G");
+    expect_exit!(out, 0);
+    let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("it is not put back, as rx-results/gone_g/ on that branch differs from it only in letter case"),
+        "{}",
+        show(&out)
+    );
+    let tree = git(&lab.origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
+    assert!(!tree.contains("rx-results/GONE_G/"), "{tree}");
+}
+
+/// A result published and then deleted by a peer's plain commit before the
+/// main PC ever looked, and another published and deleted between two looks:
+/// the branch's own history shows both, so both are named as taken away (with
+/// the commit that published each), at that run and every later one — never
+/// a first listing that silently lacks a result.
+#[test]
+fn a_result_removed_before_the_main_pc_looked_is_named_from_history() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    for id in ["GONE_1", "KEPT_2"] {
+        lab.post(id, &[]);
+        approve(&a);
+        expect_exit!(publish(&a, id), 0);
+    }
+    let published = git(&lab.origin, &["rev-parse", "rx-node~1"]);
+    let hand = lab.clone_rx_node("hand");
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_1"]);
+    git(&hand, &["commit", "-q", "-m", "tidy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+
+    for run in 0..2 {
+        let out = rxnode(&lab.main, &["--json", "results"], "");
+        expect_exit!(out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rx-node was rewritten")
+                && err.contains("first look")
+                && err.contains(&format!(
+                    "rx-results/GONE_1/LAB-A removed (published in commit {published})"
+                )),
+            "run {run}: {}",
+            show(&out)
+        );
+        let out = rxnode(&lab.main, &["results", "verify", "KEPT_2"], "");
+        expect_exit!(out, 2);
+    }
+
+    // Published and deleted between two looks: neither tip the main PC saw holds it.
+    lab.post("GONE_3", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "GONE_3"), 0);
+    git(&hand, &["pull", "-q", "--ff-only", "origin", "rx-node"]);
+    git(&hand, &["rm", "-q", "-r", "rx-results/GONE_3"]);
+    git(&hand, &["commit", "-q", "-m", "tidy again"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    for run in 0..2 {
+        let out = rxnode(&lab.main, &["--json", "results"], "");
+        expect_exit!(out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rx-results/GONE_1/LAB-A removed")
+                && err.contains("rx-results/GONE_3/LAB-A removed (published in commit"),
+            "run {run}: {}",
+            show(&out)
+        );
+    }
+}
+
 /// A peer's plain commit on `rx-node` deletes node LAB-A's pushed result of
 /// GONE_A; LAB-A's next publication builds on that tip: its confirmation names
-/// the result taken away, with the commit that published it — never a
-/// publication that silently goes on without it.
+/// the result taken away, with the commit that published it, and puts it back
+/// exactly as published (the same tree, named in `Carried-Over:`), so that the
+/// main PC finds and verifies it — never a publication that silently goes on
+/// without it.
 #[test]
-fn publish_names_an_own_result_a_later_commit_removed() {
+fn publish_names_and_puts_back_an_own_result_a_later_commit_removed() {
     let lab = Lab::new();
     let a = lab.node("LAB-A");
     lab.post("GONE_A", &[]);
     approve(&a);
     expect_exit!(publish(&a, "GONE_A"), 0);
+    let published = git(
+        &lab.origin,
+        &["rev-parse", "rx-node:rx-results/GONE_A/LAB-A"],
+    );
     let hand = lab.clone_rx_node("hand");
     git(&hand, &["rm", "-q", "-r", "rx-results/GONE_A"]);
     git(&hand, &["commit", "-q", "-m", "tidy"]);
@@ -426,16 +548,31 @@ fn publish_names_an_own_result_a_later_commit_removed() {
     let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
     assert!(
         said.contains("! rx-results/GONE_A/LAB-A/, published by this node in commit")
-            && said.contains("is no longer on that branch: a later commit removed it"),
+            && said.contains("is no longer on that branch: a later commit removed it")
+            && said.contains(&format!("puts it back as published (tree {published}")),
         "{}",
         show(&out)
     );
-    // Named again at the next publication: the result is still gone.
+    assert_eq!(
+        git(
+            &lab.origin,
+            &["rev-parse", "rx-node:rx-results/GONE_A/LAB-A"]
+        ),
+        published,
+        "GONE_A was not put back as published"
+    );
+    let msg = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
+    assert!(msg.contains("Carried-Over: GONE_A/LAB-A"), "{msg}");
+    for id in ["GONE_A", "NEXT_B"] {
+        let out = rxnode(&lab.main, &["results", "verify", id], "");
+        expect_exit!(out, 0);
+    }
+    // Back in place: the next publication has nothing to name.
     lab.post("NEXT_C", &[]);
     approve(&a);
     let out = publish(&a, "NEXT_C");
     expect_exit!(out, 0);
-    assert!(stdout(&out).contains("GONE_A"), "{}", show(&out));
+    assert!(!stdout(&out).contains("GONE_A"), "{}", show(&out));
 }
 
 /// `results` lists the newest 50 by default, `--limit N` the newest N and
