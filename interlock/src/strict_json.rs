@@ -546,6 +546,11 @@ mod hostile_parsers {
                 ))),
                 "{k}={v:?}: {m:?}"
             );
+            // The field is there, refused for its value: never also "missing".
+            assert!(
+                !m.iter().any(|s| s.contains("missing required field")),
+                "{k}={v:?}: {m:?}"
+            );
         }
         let body =
             plan(r#"{"steps": [{"op": "clock_check", "device": "driver=rxsim,serial=A\u202e"}]}"#);

@@ -3,7 +3,7 @@
 //! schema in `schema`.
 use crate::error::{Error, Issue};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod names;
 mod schema;
@@ -182,7 +182,9 @@ fn yes_no(line: usize, field: &str, v: &str, issues: &mut Vec<Issue>) -> Option<
 }
 
 /// The header's known fields, each at its first line: `key → (line, value)`.
-struct Seen<'a>(BTreeMap<&'a str, (usize, &'a str)>);
+/// The known fields at their first line, and the known fields present only with
+/// a refused value (already an issue: never called missing as well).
+struct Seen<'a>(BTreeMap<&'a str, (usize, &'a str)>, BTreeSet<&'a str>);
 
 impl<'a> Seen<'a> {
     fn get(&self, k: &str) -> Option<(usize, &'a str)> {
@@ -255,6 +257,7 @@ pub(crate) fn check_header(
 /// values holding invisible format characters and repeated fields are issues.
 fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
     let mut seen: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    let mut refused = BTreeSet::new();
     for (line, key, value) in &raw.entries {
         if !FIELDS.contains(&key.as_str()) {
             let shown = crate::strict_json::visible(&truncate(key, 80));
@@ -282,6 +285,7 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
                     "value holds {u} (bidi/zero-width/control characters could make the prompt show something else)"
                 ),
             ));
+            refused.insert(key.as_str());
             continue;
         }
         if let Some((first, _)) = seen.get(key.as_str()) {
@@ -294,7 +298,7 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
         }
         seen.insert(key.as_str(), (*line, value.as_str()));
     }
-    Seen(seen)
+    Seen(seen, refused)
 }
 
 /// The known field that `key` spells with look-alike characters (Cyrillic `Т`,
@@ -364,7 +368,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 fn missing_fields(raw: &RawHeader, seen: &Seen<'_>, issues: &mut Vec<Issue>) {
     let header_line = raw.entries.first().map(|e| e.0).unwrap_or(1);
     for f in FIELDS {
-        if !OPTIONAL.contains(f) && !seen.0.contains_key(f) {
+        if !OPTIONAL.contains(f) && !seen.0.contains_key(f) && !seen.1.contains(f) {
             issues.push(Issue::new(
                 Some(header_line),
                 Some(f),
