@@ -63,8 +63,8 @@ pub use crate::{
         EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
         FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
         LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch, WelchConfig, WelchSample, Window,
-        CELL_TOLERANCE_PPM, CELL_UNCERTAINTY_PPM, LTE_UNAVAILABLE, MAX_CLIPPED_FRACTION, NOT_LEVEL,
-        RESOLUTION_DB, ROUNDING_SPURS_DB, SATURATED, UNEVEN_DB,
+        CELL_TOLERANCE_PPM, CELL_UNCERTAINTY_PPM, LTE_UNAVAILABLE, MAX_CLIPPED_FRACTION, NOISELESS,
+        NOT_LEVEL, RESOLUTION_DB, ROUNDING_SPURS_DB, SATURATED, UNEVEN_DB,
     },
     dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
     dsp::{

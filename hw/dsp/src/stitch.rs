@@ -242,6 +242,7 @@ pub fn band_peaks(
             }),
             // Each hop has its own centre, and so its own images: not named here.
             image_of_hz: None,
+            outside_passband_hz: None,
         });
         widths.push((hi - lo + 1) as f64 * bin);
     }

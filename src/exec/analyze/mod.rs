@@ -129,6 +129,16 @@ pub struct AnalyzeReport {
     pub channels: Vec<AnalyzeReport>,
 }
 
+impl AnalyzeReport {
+    /// Noiseless samples (a synthetic tone) whose peaks were measured: no floor to
+    /// read, every other figure there (docs/operator.md#levels-without-power).
+    fn noiseless_with_peaks(&self) -> bool {
+        self.noise_floor_db.is_none()
+            && self.noise_floor_absent.as_deref() == Some(rxnode_dsp::NOISELESS)
+            && !self.peaks.is_empty()
+    }
+}
+
 /// Where an analysis's centre frequency comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -291,8 +301,11 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
         report.channels.as_slice()
     };
     // A figure that could not be measured fails the analysis, as a failed check does.
+    // Noiseless samples with a peak (a synthetic tone) measured all they hold: their
+    // levels and peaks are reported, the floor absent with its reason, and the file is
+    // no receive path that lost its noise.
     let failed = all.iter().any(|r| {
-        r.noise_floor_db.is_none()
+        (r.noise_floor_db.is_none() && !r.noiseless_with_peaks())
             || r.clkin
                 .as_ref()
                 .is_some_and(|c| c.status == ClkinStatus::Fail)

@@ -34,6 +34,7 @@ pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks
 pub use noise_stats::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM};
 pub use peaks::{
     find_peaks, fmt_emission, fmt_snr, median_db, why_no_floor, Emissions, Peak, PeakReference,
+    NOISELESS,
 };
 pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
 pub use welch::{

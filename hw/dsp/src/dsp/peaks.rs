@@ -32,6 +32,14 @@ pub struct Peak {
     /// (docs/operator.md#peaks-and-the-noise-floor). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_of_hz: Option<f64>,
+    /// The receiver's passband, `[from, to]` Hz (the middle 80 % of its known
+    /// bandwidth, where the floor is read), when the peak lies outside
+    /// it: in the filter's roll-off, where `power_db` and `snr_db` may read low by
+    /// an amount the data does not tell (docs/operator.md#peaks-and-the-noise-floor).
+    /// Absent inside it, or when the bandwidth is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 2))]
+    pub outside_passband_hz: Option<[f64; 2]>,
 }
 
 /// How much stronger (dB) a peak at the mirror position about the centre must be
@@ -82,6 +90,14 @@ impl Peak {
                 f / 1e6
             ));
         }
+        if let Some([lo, hi]) = self.outside_passband_hz {
+            t.push_str(&format!(
+                "  (outside the receiver's passband {:.6}–{:.6} MHz: its filter's roll-off \
+                 may hold this level and SNR low)",
+                lo / 1e6,
+                hi / 1e6
+            ));
+        }
         t
     }
 }
@@ -130,6 +146,10 @@ pub enum PeakReference {
     Resolution(f64),
 }
 
+/// Why the spectrum of noiseless samples (a synthetic tone, a constant) has no noise
+/// floor: their levels and peaks are measured, their floor is not there to measure.
+pub const NOISELESS: &str = "the samples carry no noise above the FFT's rounding";
+
 /// Why a spectrum has no noise floor, in words a user reads: from the Welch segments
 /// averaged, the mean sample power (`None`: no power at all) and the fraction of
 /// samples clipped (more than [`crate::MAX_CLIPPED_FRACTION`]: the input saturated).
@@ -145,7 +165,7 @@ pub fn why_no_floor(
     } else if mean_power_dbfs.is_none() {
         "no signal: every sample is zero"
     } else {
-        "the samples carry no noise above the FFT's rounding"
+        NOISELESS
     }
 }
 

@@ -844,6 +844,15 @@ impl Welch {
                 self.cfg.dc_exclude_bins,
             )
         });
+        // A peak outside the known passband lies in the filter's roll-off: its level
+        // is what reached the converter, not what arrived, and is named so.
+        let passband = self.cfg.passband_bins().map(|b| {
+            let hz = [
+                start_hz + b.start as f64 * bin_hz,
+                start_hz + (b.end - 1) as f64 * bin_hz,
+            ];
+            (b, hz)
+        });
         let peaks = above.map_or_else(Vec::new, |above| {
             find_peaks(
                 &psd_db,
@@ -879,6 +888,10 @@ impl Welch {
                         ]
                     }),
                     image_of_hz: None,
+                    outside_passband_hz: passband
+                        .as_ref()
+                        .filter(|(b, _)| !b.contains(&i))
+                        .map(|(_, hz)| *hz),
                 }
             })
             .collect::<Vec<_>>()

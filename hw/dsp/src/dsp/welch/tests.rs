@@ -256,6 +256,61 @@ fn tone_power_frequency_and_floor() {
     assert!((s.frequency_of(0) - (100e6 - fs / 2.0)).abs() < 1e-6);
 }
 
+/// A tone outside the known passband (here at 0.47 of the rate, bandwidth 1.5 MHz at
+/// 2 MS/s: a receiver's anti-alias roll-off) was listed with its level and SNR as if
+/// it had passed the filter whole (rxsim: a −20 dBFS tone read −33.7 dBFS). It is
+/// named as outside the passband, with the passband; a tone inside it is not, and
+/// without a known bandwidth nothing is said.
+#[test]
+fn a_peak_outside_the_known_passband_is_named() {
+    let fs = 2e6;
+    let n = 2048;
+    let run = |bw: Option<f64>| {
+        let mut cfg = WelchConfig::new(n, fs);
+        cfg.center_hz = Some(100e6);
+        cfg.passband_hz = bw;
+        let mut w = Welch::new(cfg).unwrap();
+        w.feed(&tones(
+            1 << 17,
+            fs,
+            &[(200_000.0, 0.1), (940_000.0, 0.02), (-650_000.0, 0.05)],
+            0.001,
+        ));
+        w.finish()
+    };
+    let s = run(Some(1.5e6));
+    let at = |s: &Spectrum, f: f64| {
+        s.peaks
+            .iter()
+            .find(|p| (p.frequency_hz - f).abs() < 1000.0)
+            .cloned()
+            .unwrap_or_else(|| panic!("no peak at {f}: {:?}", s.peaks))
+    };
+    assert_eq!(at(&s, 100.2e6).outside_passband_hz, None);
+    for f in [100.94e6, 99.35e6] {
+        let [lo, hi] = at(&s, f)
+            .outside_passband_hz
+            .unwrap_or_else(|| panic!("{f}: not named: {:?}", s.peaks));
+        assert!(
+            (lo - 99.4e6).abs() < 2e3 && (hi - 100.6e6).abs() < 2e3,
+            "{lo} {hi}"
+        );
+        assert!(
+            at(&s, f)
+                .emission_text()
+                .contains("outside the receiver's passband 99.4"),
+            "{}",
+            at(&s, f).emission_text()
+        );
+    }
+    let s = run(None);
+    assert!(
+        s.peaks.iter().all(|p| p.outside_passband_hz.is_none()),
+        "{:?}",
+        s.peaks
+    );
+}
+
 /// A weak peak at a strong one's mirror about the centre (a receiver's IQ image,
 /// 28 dB down) was listed as an emitter of its own, with nothing to tell it from
 /// one. It is named as the stronger one's possible image; an equal pair (two
