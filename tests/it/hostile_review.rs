@@ -413,3 +413,80 @@ fn results_list_flags_a_planted_result_that_does_not_validate() {
         "{so}"
     );
 }
+
+/// A receive-only task decided which host the node connects to: a YELLOW capture on
+/// `remote=tcp://HOST:PORT` (a SoapyRemote server of the branch's choosing) or a
+/// network radio's `addr=` was "within policy" and the run reached that host. Now the
+/// step is BLOCKED (exit 3) naming `rx.allowed_remote_servers`, and the host is not
+/// contacted; listed, the same server is no longer the policy's block.
+#[test]
+fn a_receive_task_reaches_only_hosts_the_node_policy_lists() {
+    use std::net::TcpListener;
+    let attacker = TcpListener::bind("127.0.0.1:0").unwrap();
+    attacker.set_nonblocking(true).unwrap();
+    let url = format!("tcp://127.0.0.1:{}", attacker.local_addr().unwrap().port());
+    let yellow = [
+        ("HARDWARE_ACCESS", "YES"),
+        ("RF_RX", "YES"),
+        ("RISK_LEVEL", "YELLOW"),
+    ];
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.local()).unwrap();
+    let devices = [
+        (
+            "REACH_REMOTE",
+            format!("driver=remote,remote={url},remote:driver=rxsim"),
+        ),
+        ("REACH_ADDR", "driver=rxsim,addr=192.0.2.7".to_owned()),
+        ("REACH_LAN", "driver=remote,remote:driver=rxsim".to_owned()),
+    ];
+    for (id, dev) in &devices {
+        let plan = format!(
+            r#"{{"steps": [{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+            "sample_rate_hz": 1e6, "gain_db": 10, "duration_s": 0.2}}]}}"#
+        );
+        lab.post_and_approve(id, &yellow, Some(&plan));
+        std::fs::write(
+            lab.local().join("rxnode-policy.json"),
+            r#"{"rx": {"max_duration_s": 10}}"#,
+        )
+        .unwrap();
+        let out = lab.run(&["run", id], "");
+        expect_exit!(out, 3, "{dev}");
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            all.contains("BLOCKED") && all.contains("blocked by the node's policy"),
+            "{dev}: {}",
+            show(&out)
+        );
+        let want = if *id == "REACH_LAN" {
+            "search the LAN"
+        } else {
+            "rx.allowed_remote_servers"
+        };
+        assert!(all.contains(want), "{dev}: {}", show(&out));
+        assert!(
+            attacker.accept().is_err(),
+            "{dev}: the unlisted host was contacted"
+        );
+    }
+    // Listed: the policy no longer blocks the step (the server there is not a real one).
+    let plan = format!(
+        r#"{{"steps": [{{"op": "rx_capture", "device": "{}", "frequency_hz": 100e6,
+        "sample_rate_hz": 1e6, "gain_db": 10, "duration_s": 0.2}}]}}"#,
+        devices[0].1
+    );
+    lab.post_and_approve("REACH_LISTED", &yellow, Some(&plan));
+    std::fs::write(
+        lab.local().join("rxnode-policy.json"),
+        format!(r#"{{"rx": {{"max_duration_s": 10, "allowed_remote_servers": ["{url}"]}}}}"#),
+    )
+    .unwrap();
+    let out = lab.run(&["run", "REACH_LISTED"], "");
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !all.contains("blocked by the node's policy"),
+        "{}",
+        show(&out)
+    );
+}
