@@ -490,3 +490,72 @@ fn a_receive_task_reaches_only_hosts_the_node_policy_lists() {
         show(&out)
     );
 }
+
+/// A task's `inventory` step enumerated every SoapySDR module with no args, so
+/// SoapyRemote searched the LAN for servers (an SSDP M-SEARCH to 239.255.255.250:1900,
+/// mDNS through avahi) and connected to whichever answered. The step now lists this
+/// node's radios only: nothing reaches the SSDP group during the run.
+#[cfg(unix)]
+#[test]
+fn a_task_inventory_step_does_not_search_the_lan() {
+    use std::net::Ipv4Addr;
+    let group = Ipv4Addr::new(239, 255, 255, 250);
+    let ssdp = ssdp_listener();
+    ssdp.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)
+        .expect("join the SSDP group");
+    ssdp.set_nonblocking(true).unwrap();
+    let lab = Lab::new();
+    let plan = r#"{"steps": [{"op": "inventory"}]}"#;
+    lab.post_and_approve("INV_LAN", &[("HARDWARE_ACCESS", "YES")], Some(plan));
+    let out = lab.run(&["run", "INV_LAN"], "");
+    expect_exit!(out, 0);
+    assert!(
+        text(&out.stdout).contains("PASS"),
+        "the inventory step ran: {}",
+        show(&out)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut buf = [0u8; 2048];
+    let mut searches = 0;
+    while let Ok((n, _)) = ssdp.recv_from(&mut buf) {
+        if buf[..n].starts_with(b"M-SEARCH") {
+            searches += 1;
+        }
+    }
+    assert_eq!(searches, 0, "the task's inventory step searched the LAN");
+}
+
+/// A UDP socket on the SSDP port, shared (`SO_REUSEADDR`) as SoapyRemote shares it:
+/// an exclusive one would make SoapyRemote's own bind fail and it send nothing.
+#[cfg(unix)]
+fn ssdp_listener() -> std::net::UdpSocket {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a descriptor this function owns; the address is
+    // a zeroed sockaddr_in filled field by field.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let one: libc::c_int = 1;
+        let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let on = (&one as *const libc::c_int).cast();
+        assert_eq!(
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, on, len),
+            0
+        );
+        let mut a: libc::sockaddr_in = std::mem::zeroed();
+        a.sin_family = libc::AF_INET as libc::sa_family_t;
+        a.sin_port = 1900u16.to_be();
+        let r = libc::bind(
+            fd,
+            (&a as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+        assert_eq!(
+            r,
+            0,
+            "bind the SSDP port: {}",
+            std::io::Error::last_os_error()
+        );
+        std::net::UdpSocket::from_raw_fd(fd)
+    }
+}
