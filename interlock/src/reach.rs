@@ -258,14 +258,16 @@ mod tests {
         // Discovery is refused whatever is listed.
         assert!(check_reach(&capture("driver=remote,remote:driver=rxsim"), &p).is_err());
         // A server the TX list names may receive too.
-        let mut q = Policy::default();
-        q.tx = Some(crate::TxPolicy {
-            allowed_ranges_hz: vec![[1e6, 2e6]],
-            max_gain_db: 0.0,
-            max_duration_s: 1.0,
-            allowed_remote_servers: vec!["tcp://h:1".into()],
-            unmeasured_clock_ppm: 20.0,
-        });
+        let q = Policy {
+            tx: Some(crate::TxPolicy {
+                allowed_ranges_hz: vec![[1e6, 2e6]],
+                max_gain_db: 0.0,
+                max_duration_s: 1.0,
+                allowed_remote_servers: vec!["tcp://h:1".into()],
+                unmeasured_clock_ppm: 20.0,
+            }),
+            ..Default::default()
+        };
         check_reach(&capture("driver=remote,remote=tcp://h:1"), &q).unwrap();
     }
 }
