@@ -42,7 +42,7 @@ pub use crate::{
     library::soapysdr_available,
     probe::{
         enumerate, resolve_unit, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
-        soapysdr_version, why_absent, DeviceInfo, GainElement, ModuleLoad,
+        soapysdr_version, why_absent, DeviceInfo, GainElement, ModuleLoad, LOCAL_RADIOS,
     },
     radio::{
         ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, RxStreamNative, TxRadio,

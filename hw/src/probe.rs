@@ -258,6 +258,12 @@ pub fn why_absent(args: &str) -> Option<String> {
     ))
 }
 
+/// The enumeration args of this node's own radios: SoapyRemote's stop key, which
+/// its client reads before anything else and then neither searches the LAN
+/// (mDNS, SSDP) for servers nor connects to one; every other module ignores it.
+/// A task's `inventory` step lists what this node has, never what answers on the LAN.
+pub const LOCAL_RADIOS: &str = "soapy_remote_no_deeper=1";
+
 /// Enumerate devices matching `args` (`""` = all) and probe each, read-only.
 ///
 /// A device that enumerates but cannot be opened is listed with `error` set.

@@ -25,6 +25,7 @@ mod permit;
 mod plan;
 mod policy;
 mod radio_settings;
+mod reach;
 mod records;
 mod risk;
 mod strict_json;
@@ -64,6 +65,7 @@ pub use crate::{
         TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
     },
     radio_settings::{check_radio_settings, RadioSettings, BUFFER_STREAM_ARGS, MAX_RADIO_SETTINGS},
+    reach::{check_reach, reaches, Reach},
     records::{
         phrase_difference, required_phrase, verify_authorization, verify_node_authorization,
         verify_tx_grant, Approval, Authorization, AuthorizationKind, TxGrant,

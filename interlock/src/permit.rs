@@ -308,12 +308,7 @@ fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
     // As SoapySDR's KwargsFromString reads it: a part without `=` is a key with an
     // empty value, and a key given twice takes its *last* value; so a repeated key
     // could pass this check with one value and open the radio with another.
-    let kv: Vec<(&str, &str)> = device
-        .split(',')
-        .map(|p| p.split_once('=').unwrap_or((p, "")))
-        .map(|(k, v)| (k.trim(), v.trim()))
-        .filter(|(k, _)| !k.is_empty())
-        .collect();
+    let kv = crate::reach::kwargs(device);
     for (i, (k, _)) in kv.iter().enumerate() {
         if kv[..i].iter().any(|(e, _)| e == k) {
             return Err(Error::Policy(format!(
@@ -351,25 +346,6 @@ fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
     Ok(())
 }
 
-/// Whether the device arg `key=value` reaches a radio over the network through its
-/// own driver (not SoapyRemote): UHD's `addr=`/`addr0=`/`second_addr=`/`mgmt_addr=`,
-/// PlutoSDR's `uri=ip:…`, and any `ip=`, `host=`, `hostname=`, `url=` or value with
-/// `://`. Fails closed: an `uri=` that is not a local bus (`usb:`, `local:`,
-/// `serial:`) counts as a network one.
-fn is_network_arg(key: &str, value: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    // `addr0`, `mgmt_addr1`, …: the same key with a channel number.
-    let base = k.trim_end_matches(|c: char| c.is_ascii_digit());
-    matches!(
-        base,
-        "addr" | "second_addr" | "mgmt_addr" | "ip" | "host" | "hostname" | "url"
-    ) || (k == "uri"
-        && !["usb:", "local:", "serial:"]
-            .iter()
-            .any(|p| value.starts_with(p)))
-        || value.contains("://")
-}
-
 /// A `tx_tone` on a radio its driver reaches over the network transmits only when
 /// the local policy lists that exact `key=value` in `tx.allowed_remote_servers`
 /// (e.g. `"addr=192.168.10.2"`), as a SoapyRemote server is listed by its URL.
@@ -379,7 +355,7 @@ fn check_network_radio(
     tx: &crate::TxPolicy,
 ) -> Result<(), Error> {
     for (k, v) in kv {
-        if !is_network_arg(k, v) {
+        if !crate::reach::is_network_arg(k, v) {
             continue;
         }
         let arg = format!("{k}={v}");

@@ -554,9 +554,16 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         };
         // A BAD radio is not used (docs/protocol.md#8-radio-health); a comparison checks
         // its second radio under the radios' locks.
-        let bad_radio = step
-            .device()
-            .and_then(|d| crate::health::guard::bad_reason(run.paths, d));
+        // A radio of another host the policy does not list is not reached: the
+        // step is BLOCKED before any radio is opened (docs/safety.md).
+        let off_policy = rxnode_interlock::check_reach(step, &run.policy)
+            .err()
+            .map(|e| format!("blocked by the node's policy ({e})"));
+        out.policy_blocked |= off_policy.is_some();
+        let bad_radio = off_policy.or_else(|| {
+            step.device()
+                .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
+        });
         steps::exec_step(&s, step, bad_radio, &mut authorization, &mut out);
     }
     out

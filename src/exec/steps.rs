@@ -123,9 +123,11 @@ pub(crate) fn hold_radio(
     })
 }
 
-/// The `inventory` step.
+/// The `inventory` step: this node's radios. A task does not make the node search
+/// the LAN for SoapyRemote servers and connect to whichever answers
+/// (docs/safety.md#a-tasks-reach-on-the-network).
 pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
-    match rxnode_hw::enumerate("") {
+    match rxnode_hw::enumerate(rxnode_hw::LOCAL_RADIOS) {
         Ok(devs) => {
             let detail = format!(
                 "{} device(s): {}",

@@ -413,3 +413,149 @@ fn results_list_flags_a_planted_result_that_does_not_validate() {
         "{so}"
     );
 }
+
+/// A receive-only task decided which host the node connects to: a YELLOW capture on
+/// `remote=tcp://HOST:PORT` (a SoapyRemote server of the branch's choosing) or a
+/// network radio's `addr=` was "within policy" and the run reached that host. Now the
+/// step is BLOCKED (exit 3) naming `rx.allowed_remote_servers`, and the host is not
+/// contacted; listed, the same server is no longer the policy's block.
+#[test]
+fn a_receive_task_reaches_only_hosts_the_node_policy_lists() {
+    use std::net::TcpListener;
+    let attacker = TcpListener::bind("127.0.0.1:0").unwrap();
+    attacker.set_nonblocking(true).unwrap();
+    let url = format!("tcp://127.0.0.1:{}", attacker.local_addr().unwrap().port());
+    let yellow = [
+        ("HARDWARE_ACCESS", "YES"),
+        ("RF_RX", "YES"),
+        ("RISK_LEVEL", "YELLOW"),
+    ];
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.local()).unwrap();
+    let devices = [
+        (
+            "REACH_REMOTE",
+            format!("driver=remote,remote={url},remote:driver=rxsim"),
+        ),
+        ("REACH_ADDR", "driver=rxsim,addr=192.0.2.7".to_owned()),
+        ("REACH_LAN", "driver=remote,remote:driver=rxsim".to_owned()),
+    ];
+    for (id, dev) in &devices {
+        let plan = format!(
+            r#"{{"steps": [{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+            "sample_rate_hz": 1e6, "gain_db": 10, "duration_s": 0.2}}]}}"#
+        );
+        lab.post_and_approve(id, &yellow, Some(&plan));
+        std::fs::write(
+            lab.local().join("rxnode-policy.json"),
+            r#"{"rx": {"max_duration_s": 10}}"#,
+        )
+        .unwrap();
+        let out = lab.run(&["run", id], "");
+        expect_exit!(out, 3, "{dev}");
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            all.contains("BLOCKED") && all.contains("blocked by the node's policy"),
+            "{dev}: {}",
+            show(&out)
+        );
+        let want = if *id == "REACH_LAN" {
+            "search the LAN"
+        } else {
+            "rx.allowed_remote_servers"
+        };
+        assert!(all.contains(want), "{dev}: {}", show(&out));
+        assert!(
+            attacker.accept().is_err(),
+            "{dev}: the unlisted host was contacted"
+        );
+    }
+    // Listed: the policy no longer blocks the step (the server there is not a real one).
+    let plan = format!(
+        r#"{{"steps": [{{"op": "rx_capture", "device": "{}", "frequency_hz": 100e6,
+        "sample_rate_hz": 1e6, "gain_db": 10, "duration_s": 0.2}}]}}"#,
+        devices[0].1
+    );
+    lab.post_and_approve("REACH_LISTED", &yellow, Some(&plan));
+    std::fs::write(
+        lab.local().join("rxnode-policy.json"),
+        format!(r#"{{"rx": {{"max_duration_s": 10, "allowed_remote_servers": ["{url}"]}}}}"#),
+    )
+    .unwrap();
+    let out = lab.run(&["run", "REACH_LISTED"], "");
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !all.contains("blocked by the node's policy"),
+        "{}",
+        show(&out)
+    );
+}
+
+/// A task's `inventory` step enumerated every SoapySDR module with no args, so
+/// SoapyRemote searched the LAN for servers (an SSDP M-SEARCH to 239.255.255.250:1900,
+/// mDNS through avahi) and connected to whichever answered. The step now lists this
+/// node's radios only: nothing reaches the SSDP group during the run.
+#[cfg(unix)]
+#[test]
+fn a_task_inventory_step_does_not_search_the_lan() {
+    use std::net::Ipv4Addr;
+    let group = Ipv4Addr::new(239, 255, 255, 250);
+    let ssdp = ssdp_listener();
+    ssdp.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)
+        .expect("join the SSDP group");
+    ssdp.set_nonblocking(true).unwrap();
+    let lab = Lab::new();
+    let plan = r#"{"steps": [{"op": "inventory"}]}"#;
+    lab.post_and_approve("INV_LAN", &[("HARDWARE_ACCESS", "YES")], Some(plan));
+    let out = lab.run(&["run", "INV_LAN"], "");
+    expect_exit!(out, 0);
+    assert!(
+        text(&out.stdout).contains("PASS"),
+        "the inventory step ran: {}",
+        show(&out)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut buf = [0u8; 2048];
+    let mut searches = 0;
+    while let Ok((n, _)) = ssdp.recv_from(&mut buf) {
+        if buf[..n].starts_with(b"M-SEARCH") {
+            searches += 1;
+        }
+    }
+    assert_eq!(searches, 0, "the task's inventory step searched the LAN");
+}
+
+/// A UDP socket on the SSDP port, shared (`SO_REUSEADDR`) as SoapyRemote shares it:
+/// an exclusive one would make SoapyRemote's own bind fail and it send nothing.
+#[cfg(unix)]
+fn ssdp_listener() -> std::net::UdpSocket {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a descriptor this function owns; the address is
+    // a zeroed sockaddr_in filled field by field.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let one: libc::c_int = 1;
+        let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let on = (&one as *const libc::c_int).cast();
+        assert_eq!(
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, on, len),
+            0
+        );
+        let mut a: libc::sockaddr_in = std::mem::zeroed();
+        a.sin_family = libc::AF_INET as libc::sa_family_t;
+        a.sin_port = 1900u16.to_be();
+        let r = libc::bind(
+            fd,
+            (&a as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+        assert_eq!(
+            r,
+            0,
+            "bind the SSDP port: {}",
+            std::io::Error::last_os_error()
+        );
+        std::net::UdpSocket::from_raw_fd(fd)
+    }
+}

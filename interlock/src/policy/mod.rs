@@ -205,6 +205,15 @@ pub struct RxPolicy {
     #[serde(default)]
     #[schemars(inner(length(min = 1)))]
     pub allowed_settings: Vec<String>,
+    /// Radios of other hosts a task's receive step may use: SoapyRemote servers
+    /// (`tcp://HOST:PORT`, exactly as in the device args' `remote=`) and network
+    /// radios by the device arg that addresses them (`addr=192.168.10.2`,
+    /// `hostname=pluto.lab`, `uri=ip:192.168.2.1`), compared as written. A radio
+    /// `tx.allowed_remote_servers` lists may receive too. Empty (the default): a
+    /// task reaches no other host.
+    #[serde(default)]
+    #[schemars(inner(length(min = 1)))]
+    pub allowed_remote_servers: Vec<String>,
 }
 
 /// `tx.allowed_ranges_hz`: `[lo, hi]` pairs of positive frequencies.
@@ -243,6 +252,7 @@ impl Default for RxPolicy {
             max_iq_bytes: default_max_iq(),
             calibration_max_age_s: default_calibration_max_age(),
             allowed_settings: Vec::new(),
+            allowed_remote_servers: Vec::new(),
         }
     }
 }
@@ -358,6 +368,14 @@ impl Policy {
             }
         };
         pos("rx.max_duration_s", self.rx.max_duration_s)?;
+        for (i, a) in self.rx.allowed_remote_servers.iter().enumerate() {
+            if a.trim().is_empty() || a.chars().any(char::is_control) {
+                return Err(Error::InvalidPolicy(format!(
+                    "rx.allowed_remote_servers[{i}] = {a:?} must name a server or a network radio \
+                     (\"tcp://HOST:PORT\", \"addr=192.168.10.2\"), without control characters"
+                )));
+            }
+        }
         pos("rx.calibration_max_age_s", self.rx.calibration_max_age_s)?;
         if let Some(r) = self.rx.max_sample_rate_hz {
             pos("rx.max_sample_rate_hz", r)?;
@@ -416,7 +434,11 @@ impl Policy {
 /// whole RED run over it before anybody is asked to authorize), and so on;
 /// `inventory` and `clock_check` have no policy limits. The approval prompt and `rxnode validate
 /// --policy` show it, so the operator learns before `[A]` what the run would block.
+///
+/// A receive step whose radio is on another host is blocked unless the policy
+/// lists that host ([`crate::check_reach`]).
 pub fn check_step(step: &Step, policy: &Policy) -> Result<(), Error> {
+    crate::reach::check_reach(step, policy)?;
     step.policy(policy)
 }
 

@@ -47,6 +47,11 @@ fn a_served_stream_that_stalls_ends_partial_within_3_s() {
 fn a_run_on_a_served_radio_that_stalls_re_tests_it_and_goes_on() {
     let srv = Server::start();
     let lab = Lab::new();
+    // A task reaches a server only when the node's policy lists it.
+    lab.set_policy(&format!(
+        r#"{{"rx": {{"allowed_remote_servers": ["{}"]}}}}"#,
+        srv.url()
+    ));
     let dev = srv.device("serial=RRUN,rx_stall_after_s=0.6");
     let yellow = [
         ("HARDWARE_ACCESS", "YES"),

@@ -104,6 +104,11 @@ fn yellow_plan_over_the_remote_captures_without_loss() {
         "sample_rate_hz": 2.0e6, "gain_db": 20, "duration_s": 2.0, "fft_size": 2048,
         "record_iq": true, "record_format": "ci16"}}]}}"#
     );
+    // A task reaches a server only when the node's policy lists it.
+    rig.set_policy(Some(&format!(
+        r#"{{"rx": {{"max_duration_s": 10, "allowed_remote_servers": ["{}"]}}}}"#,
+        srv.url()
+    )));
     rig.post_and_approve(id, &overrides("YELLOW"), &plan);
     let out = rig.run(id, "");
     expect_exit!(out, 0);
