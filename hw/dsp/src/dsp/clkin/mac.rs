@@ -290,7 +290,7 @@ mod x86 {
         t2: &[f32],
     ) -> (Complex<f32>, Complex<f32>) {
         let n = x.len();
-        assert!(n % 2 == 0 && t1.len() >= n && t2.len() >= n);
+        assert!(n.is_multiple_of(2) && t1.len() >= n && t2.len() >= n);
         let px = x.as_ptr();
         let (acc, k) = inter_loop!(n, t1, t2, |k| _mm512_loadu_ps(px.add(k)));
         (
@@ -312,7 +312,7 @@ mod x86 {
         t2: &[f32],
     ) -> (Complex<f32>, Complex<f32>) {
         let n = x.len();
-        assert!(n % 2 == 0 && t1.len() >= n && t2.len() >= n);
+        assert!(n.is_multiple_of(2) && t1.len() >= n && t2.len() >= n);
         let px = x.as_ptr();
         let (acc, k) = inter_loop!(n, t1, t2, |k| _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(
             _mm256_loadu_si256(px.add(k).cast::<__m256i>())
