@@ -206,13 +206,14 @@ impl Dsp {
     }
 
     /// One filled block: the hook sees it first, then Welch and CLKIN.
-    /// Without a hook, Welch reads a CS16 block itself and the CLKIN estimator is fed
-    /// it converted piece by piece: the block is never copied to float whole.
+    /// Without a hook, Welch reads a CS16 block itself and the CLKIN estimator reads it
+    /// too (AVX-512) or is fed it converted piece by piece: the block is never copied to
+    /// float whole.
     fn feed<T: EngineSample>(&mut self, block: &[T], hook: Option<&mut BlockHook<'_>>) {
         self.processed += block.len() as u64;
         if hook.is_none() && T::feed_welch(&mut self.welch, block) {
             if let Some(c) = self.clkin.as_mut().filter(|_| !self.gapped) {
-                T::in_cf32_pieces(block, &mut self.as_float, |x| c.feed(x));
+                T::feed_clkin(c, block, &mut self.as_float);
             }
             return;
         }

@@ -24,7 +24,9 @@ pub use source::{
     MIN_SILENT_RUN,
 };
 
-use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, Welch, WelchConfig};
+use crate::dsp::{
+    ClkinConfig, ClkinEstimator, ClkinReport, ClockEvidence, Peak, Welch, WelchConfig,
+};
 use crate::error::Result;
 use crate::iq::{IqFileRecord, IqWriter, NativeIq, RecordFormat};
 use num_complex::Complex;
@@ -390,6 +392,13 @@ pub trait EngineSample: Copy + Default + Send + Sync + 'static + engine_sample::
             f(Self::as_cf32(p, scratch));
         }
     }
+    /// Feed `x` to the CLKIN estimator when Welch read the block itself: CS16 straight to
+    /// the estimator's mixer where the CPU has a kernel that reads int16, else as
+    /// [`Self::in_cf32_pieces`] gives it.
+    #[doc(hidden)]
+    fn feed_clkin(c: &mut ClkinEstimator, x: &[Self], scratch: &mut [Complex<f32>]) {
+        Self::in_cf32_pieces(x, scratch, |p| c.feed(p));
+    }
     /// Append to a recording.
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()>;
 }
@@ -437,6 +446,11 @@ impl EngineSample for Complex<i16> {
     fn resume_welch(w: &mut Welch, carry: &[Self]) -> bool {
         w.resume(carry);
         true
+    }
+    fn feed_clkin(c: &mut ClkinEstimator, x: &[Self], scratch: &mut [Complex<f32>]) {
+        if !c.feed_cs16(x) {
+            Self::in_cf32_pieces(x, scratch, |p| c.feed(p));
+        }
     }
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
         w.write_native(x)

@@ -282,6 +282,28 @@ impl ClkinEstimator {
         }
     }
 
+    /// Feed a block of CS16 samples (each int16 the float v/32768) as they are, with no
+    /// float copy, where this CPU has a mixer kernel that reads them (AVX-512): the same
+    /// estimate to the bit as [`Self::feed`] of the converted block. `false`, and nothing
+    /// fed, where it has not: the caller then converts and uses [`Self::feed`].
+    pub fn feed_cs16(&mut self, mut x: &[Complex<i16>]) -> bool {
+        if !mac::reads_cs16() {
+            return false;
+        }
+        while !x.is_empty() && self.dec.len() < self.cfg.max_decimated {
+            let Some((take, y)) = self.stage.push_cs16(x) else {
+                // Not reached: the kernel's presence was asked above.
+                return false;
+            };
+            self.samples += take as u64;
+            x = &x[take..];
+            if let Some(y) = y {
+                self.dec.push(Complex::new(y.re as f32, y.im as f32));
+            }
+        }
+        true
+    }
+
     /// The estimate from everything fed so far, or why there is none: too few
     /// samples, no tone above the detection threshold ("reference tone too weak"), or
     /// several carriers the task does not tell apart ("ambiguous"), or a carrier

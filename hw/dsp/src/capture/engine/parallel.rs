@@ -173,12 +173,12 @@ impl<T: EngineSample> Worker<'_, T> {
             // never waits for one.
             let _ = self.spare.try_send(job.carry);
             let block = &job.buf[..job.n];
-            // Welch reads a CS16 block itself; the CLKIN estimator is then fed it
-            // converted piece by piece, on its turn.
+            // Welch reads a CS16 block itself; the CLKIN estimator then reads it too
+            // (AVX-512) or is fed it converted piece by piece, on its turn.
             if T::feed_welch(&mut self.welch, block) {
                 let body = &mut self.body;
                 self.order.clkin(job.seq, job.after_gap, |c| {
-                    T::in_cf32_pieces(block, body, |x| c.feed(x));
+                    T::feed_clkin(c, block, body);
                 });
             } else {
                 let x = T::as_cf32(block, &mut self.body);

@@ -8,7 +8,7 @@
 use num_complex::Complex;
 use std::f64::consts::PI;
 
-use super::mac::{mac2_dup, DupTable};
+use super::mac::{mac2_dup, mac2_dup_cs16, DupTable};
 
 /// The two kernel tables and their multiply-accumulate: Σ x·t₁[from..] and
 /// Σ x·t₂[from..] over `x`.
@@ -122,16 +122,22 @@ impl<T: Tables> FirstStage<T> {
     pub(crate) fn push(&mut self, x: &[Complex<f32>]) -> (usize, Option<Complex<f64>>) {
         let m = self.tables.len();
         let take = (m - self.pos).min(x.len());
-        let (a1, a2) = self.tables.mac(&x[..take], self.pos);
+        let sums = self.tables.mac(&x[..take], self.pos);
+        (take, self.add(take, sums))
+    }
+
+    /// Add the sums over the next `take` samples of the current block: the decimated
+    /// sample that block's end completed, if any.
+    #[inline]
+    fn add(&mut self, take: usize, (a1, a2): (Complex<f32>, Complex<f32>)) -> Option<Complex<f64>> {
         self.acc1 += a1;
         self.acc2 += a2;
         self.pos += take;
-        let y = if self.pos == m {
+        if self.pos == self.tables.len() {
             self.close_block()
         } else {
             None
-        };
-        (take, y)
+        }
     }
 
     fn close_block(&mut self) -> Option<Complex<f64>> {
@@ -153,5 +159,20 @@ impl<T: Tables> FirstStage<T> {
         self.pos = 0;
         self.block += 1;
         y
+    }
+}
+
+impl FirstStage<Dup> {
+    /// [`FirstStage::push`] over CS16 samples read as they are (v/32768 each, the same
+    /// sums to the bit as over the converted samples), where this CPU has a kernel for
+    /// it; `None` (nothing taken) where it has not.
+    #[inline]
+    pub(crate) fn push_cs16(
+        &mut self,
+        x: &[Complex<i16>],
+    ) -> Option<(usize, Option<Complex<f64>>)> {
+        let take = (self.tables.len() - self.pos).min(x.len());
+        let sums = mac2_dup_cs16(&x[..take], &self.tables.t1, &self.tables.t2, self.pos)?;
+        Some((take, self.add(take, sums)))
     }
 }

@@ -413,3 +413,57 @@ fn a_tone_at_the_receivers_dc_gives_no_number() {
         e.ppm_uncertainty
     );
 }
+
+/// CS16 fed as it is gives the decimated stream, and so the estimate, of the converted
+/// CF32 to the bit, over blocks cut at every kind of place (inside a mixer block, on its
+/// edge, shorter than one kernel step); where the CPU has no kernel for it, nothing is
+/// fed and the caller is told.
+#[test]
+fn cs16_fed_as_it_is_gives_the_converted_stream_to_the_bit() {
+    let (fs, fc, tone) = (2e6, 100e6, 100.1e6);
+    let t = Tone {
+        n: 200_000,
+        fs,
+        fc,
+        tone,
+        eps: 3e-6,
+        a: 0.3,
+        noise: 0.05,
+        seed: 7,
+    };
+    let q = |v: f32| (v * 32768.0).round().clamp(-32768.0, 32767.0) as i16;
+    let raw: Vec<Complex<i16>> = synth(&t)
+        .iter()
+        .map(|c| Complex::new(q(c.re), q(c.im)))
+        .collect();
+    // The engine's conversion: v / 32768, exact.
+    let conv: Vec<Complex<f32>> = raw
+        .iter()
+        .map(|c| Complex::new(f32::from(c.re) / 32768.0, f32::from(c.im) / 32768.0))
+        .collect();
+    let cfg = ClkinConfig::new(tone, fc, fs, 5.0);
+    let mut a = ClkinEstimator::new(cfg.clone()).unwrap();
+    let mut b = ClkinEstimator::new(cfg).unwrap();
+    let m = a.stage.decimation();
+    let cuts = [1, 15, 16, 17, 31, m - 1, m, m + 1, 3 * m + 5, 4096, 777];
+    let (mut at, mut i) = (0, 0);
+    while at < raw.len() {
+        let to = (at + cuts[i % cuts.len()]).min(raw.len());
+        if !b.feed_cs16(&raw[at..to]) {
+            assert!(!mac::reads_cs16());
+            assert_eq!(b.samples, 0, "nothing fed where there is no kernel");
+            return;
+        }
+        a.feed(&conv[at..to]);
+        (at, i) = (to, i + 1);
+    }
+    assert_eq!(a.samples, b.samples);
+    assert!(a.dec.len() > 100, "{} decimated samples", a.dec.len());
+    let bits = |e: &ClkinEstimator| {
+        e.dec
+            .iter()
+            .map(|c| (c.re.to_bits(), c.im.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&a), bits(&b));
+}
