@@ -568,7 +568,7 @@ impl IqReader {
                 return Err(bad(
                     path,
                     format!(
-                        "two centres: its auxi chunk's centre is {c} Hz, its {} file name \
+                        "two centres: its auxi chunk's CenterFreq is {c} Hz, its {} file name \
                          says {} Hz; rxnode does not pick one of them: rename the file so its \
                          name states no centre (or the chunk's), and analyse that",
                         n.tool, n.hz
