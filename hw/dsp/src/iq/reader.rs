@@ -305,6 +305,32 @@ pub(super) fn not_regular(path: &Path, kind: &str) -> Error {
     )
 }
 
+/// Why a file about to be read as the raw format `given` is not raw samples: a WAV
+/// or RF64 (`RIFF`/`RF64`/`BW64` … `WAVE`) or a tar archive (a `.sigmf` archive), as
+/// its first 512 bytes show; read as raw, its headers (and a SigMF archive's meta)
+/// would be taken as samples and shift every sample after them. `None` for any other
+/// file, and for one too short to tell.
+fn container_read_as_raw(file: &mut File, given: IqFormat) -> Option<String> {
+    let mut h = Vec::with_capacity(512);
+    Read::by_ref(file).take(512).read_to_end(&mut h).ok()?;
+    let at = |off: usize, tag: &[u8]| h.get(off..off + tag.len()) == Some(tag);
+    let what = if (at(0, b"RIFF") || at(0, b"RF64") || at(0, b"BW64")) && at(8, b"WAVE") {
+        "a WAV recording (it opens with a RIFF/RF64 … WAVE header): read as {given}, its \
+         header and chunks would be taken as samples; give --format wav (or name it .wav) and \
+         it is read from its header"
+    } else if at(257, b"ustar") {
+        "a tar archive (a .sigmf archive holds a .sigmf-meta and its .sigmf-data): read as \
+         {given}, its tar headers and meta would be taken as samples; name it .sigmf and it is \
+         read from its meta"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "not raw samples but {}",
+        what.replace("{given}", given.name())
+    ))
+}
+
 impl IqReader {
     /// Open a recording (channel 0); the format comes from the extension unless given.
     pub fn open(path: &Path, format: Option<IqFormat>) -> Result<Self> {
@@ -331,7 +357,10 @@ impl IqReader {
             None => IqFormat::from_path(path)?,
         };
         if let Some(datatype) = format.datatype() {
-            let (_, len) = open_regular(path)?;
+            let (mut f, len) = open_regular(path)?;
+            if let Some(why) = container_read_as_raw(&mut f, format) {
+                return Err(bad(path, why));
+            }
             let data = DataRange {
                 path: path.to_path_buf(),
                 offset: 0,

@@ -48,11 +48,17 @@ fn unfinalised_wav(path: &Path) -> Option<String> {
     None
 }
 
-/// The centre frequency a WAV's `auxi` chunk records, when it has one: the
-/// chunk SpectraVue, HDSDR, SDR# and SDRuno write (two SYSTEMTIMEs, then
-/// `CenterFreq`, a 32-bit Hz count). `None` without the chunk or with a 0
-/// there (not recorded); an implausible value is an error naming the chunk
-/// (docs/operator.md#analysing-a-recording).
+/// The most of an `auxi` chunk read: SDR Console's XML is a few KiB.
+const AUXI_MAX: u64 = 1 << 20;
+
+/// The centre frequency a WAV's `auxi` chunk records, when it has one. Two tools'
+/// chunks share the name: the binary one SpectraVue, HDSDR, SDR# and SDRuno write
+/// (two SYSTEMTIMEs, then `CenterFreq`, a 32-bit Hz count), and SDR Console's, an
+/// XML text (UTF-16LE or UTF-8) whose `RadioCenterFreq` attribute is the centre.
+/// Each is read as what it is; a chunk that is neither (SYSTEMTIMEs no clock
+/// shows) is refused naming the field, never read as a number. `None` without the
+/// chunk, without the attribute or with a 0 (not recorded); an implausible value
+/// is an error naming the chunk (docs/operator.md#analysing-a-recording).
 fn auxi_center(path: &Path) -> Result<Option<f64>> {
     let (mut f, size) = open_regular(path)?;
     let mut head = [0u8; 12];
@@ -71,25 +77,190 @@ fn auxi_center(path: &Path) -> Result<Option<f64>> {
         }
         let len = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
         if &h[..4] == b"auxi" {
-            let mut b = [0u8; 36];
-            if len < 36 || f.read_exact(&mut b).is_err() {
-                return Err(bad(
-                    path,
-                    format!("its auxi chunk is {len} bytes, too short to hold CenterFreq (36)"),
-                ));
-            }
-            let hz = f64::from(u32::from_le_bytes([b[32], b[33], b[34], b[35]]));
-            if hz == 0.0 {
-                return Ok(None);
-            }
-            if let Some(why) = rxnode_interlock::Quantity::Frequency.implausible(hz) {
-                return Err(bad(path, format!("the auxi chunk's CenterFreq: {why}")));
-            }
-            return Ok(Some(hz));
+            let mut body = Vec::new();
+            Read::by_ref(&mut f)
+                .take(len.min(AUXI_MAX))
+                .read_to_end(&mut body)
+                .map_err(io(path))?;
+            return auxi_body_center(path, &body, len);
         }
         at += 8 + len + (len & 1);
     }
     Ok(None)
+}
+
+/// The centre the `auxi` chunk's `body` (of `len` bytes declared) records: SDR
+/// Console's XML or the binary SYSTEMTIME layout, told apart by their first bytes.
+fn auxi_body_center(path: &Path, body: &[u8], len: u64) -> Result<Option<f64>> {
+    if let Some(text) = auxi_xml(path, body)? {
+        return xml_center(path, &text);
+    }
+    if body.len() < 36 {
+        return Err(bad(
+            path,
+            format!("its auxi chunk is {len} bytes, too short to hold CenterFreq (36)"),
+        ));
+    }
+    let word = |i: usize| u16::from_le_bytes([body[i], body[i + 1]]);
+    // SYSTEMTIME: year, month, day of week, day, hour, minute, second, ms; all 0
+    // when a writer records no time.
+    let limits: [(&str, u16, u16); 8] = [
+        ("wYear", 1601, 30827),
+        ("wMonth", 1, 12),
+        ("wDayOfWeek", 0, 6),
+        ("wDay", 1, 31),
+        ("wHour", 0, 23),
+        ("wMinute", 0, 59),
+        ("wSecond", 0, 59),
+        ("wMilliseconds", 0, 999),
+    ];
+    for (which, base) in [("StartTime", 0usize), ("StopTime", 16)] {
+        if (0..8).all(|k| word(base + 2 * k) == 0) {
+            continue;
+        }
+        for (k, (field, lo, hi)) in limits.iter().enumerate() {
+            let v = word(base + 2 * k);
+            if v < *lo || v > *hi {
+                return Err(bad(
+                    path,
+                    format!(
+                        "its auxi chunk's {which}.{field} (byte {} of the chunk) is {v}, \
+                         not {lo}..{hi}: the chunk is not the SYSTEMTIME layout SDR#, HDSDR \
+                         and SDRuno write, nor SDR Console's XML, so its CenterFreq cannot be \
+                         trusted; analyse a copy without the chunk, giving the centre with \
+                         --center-hz",
+                        base + 2 * k
+                    ),
+                ));
+            }
+        }
+    }
+    let hz = f64::from(u32::from_le_bytes([body[32], body[33], body[34], body[35]]));
+    if hz == 0.0 {
+        return Ok(None);
+    }
+    if let Some(why) = rxnode_interlock::Quantity::Frequency.implausible(hz) {
+        return Err(bad(path, format!("the auxi chunk's CenterFreq: {why}")));
+    }
+    Ok(Some(hz))
+}
+
+/// The text of an `auxi` chunk that holds XML (it opens with `<`, in UTF-16LE or
+/// UTF-8, after an optional byte order mark), its trailing NULs dropped; `None`
+/// for a binary chunk. XML in neither encoding is refused naming the chunk.
+fn auxi_xml(path: &Path, body: &[u8]) -> Result<Option<String>> {
+    let utf16 = |b: &[u8]| -> Option<String> {
+        let units: Vec<u16> = b
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        String::from_utf16(&units).ok()
+    };
+    let text = if let Some(rest) = body.strip_prefix(&[0xFF, 0xFE]) {
+        utf16(rest)
+    } else if body.starts_with(b"<\0") {
+        utf16(body)
+    } else if let Some(rest) = body.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        String::from_utf8(rest.to_vec()).ok()
+    } else if body.first() == Some(&b'<') {
+        String::from_utf8(body.to_vec()).ok()
+    } else {
+        return Ok(None);
+    };
+    match text {
+        Some(t) => Ok(Some(t.trim_end_matches('\0').to_owned())),
+        None => Err(bad(
+            path,
+            "its auxi chunk holds XML (as SDR Console writes it) that is neither UTF-16LE nor \
+             UTF-8 text, so its RadioCenterFreq cannot be read",
+        )),
+    }
+}
+
+/// The centre SDR Console's XML `auxi` text states in its `RadioCenterFreq`
+/// attribute, in Hz (`None` without one, or with 0: not recorded). A value that is
+/// no decimal number, an implausible one, or the attribute given twice (which to
+/// believe?) is refused naming it.
+fn xml_center(path: &Path, text: &str) -> Result<Option<f64>> {
+    const KEY: &str = "RadioCenterFreq";
+    let mut found: Vec<&str> = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(KEY) {
+        let start = from + i;
+        from = start + KEY.len();
+        // The whole attribute name: not the tail or head of a longer one.
+        let before = text[..start].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '-') {
+            continue;
+        }
+        let rest = text[from..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            return Err(bad(
+                path,
+                "its auxi chunk's XML (SDR Console) gives RadioCenterFreq no quoted value",
+            ));
+        };
+        let Some(end) = rest[1..].find(quote) else {
+            return Err(bad(
+                path,
+                "its auxi chunk's XML (SDR Console) leaves RadioCenterFreq's value unclosed",
+            ));
+        };
+        found.push(&rest[1..1 + end]);
+    }
+    let value = match found[..] {
+        [] => return Ok(None),
+        [v] => v,
+        _ => {
+            return Err(bad(
+                path,
+                format!(
+                    "its auxi chunk's XML (SDR Console) states RadioCenterFreq {} times ({}): \
+                     rxnode does not pick one",
+                    found.len(),
+                    found
+                        .iter()
+                        .map(|v| format!("\"{v}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ))
+        }
+    };
+    let decimal = {
+        let (int, frac) = value.split_once('.').unwrap_or((value, "0"));
+        !int.is_empty()
+            && !frac.is_empty()
+            && int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    };
+    let hz = if decimal {
+        value.parse::<f64>().ok()
+    } else {
+        None
+    };
+    let Some(hz) = hz.filter(|v| v.is_finite()) else {
+        return Err(bad(
+            path,
+            format!(
+                "its auxi chunk's XML (SDR Console) RadioCenterFreq is \"{value}\", not a \
+                 frequency in Hz"
+            ),
+        ));
+    };
+    if hz == 0.0 {
+        return Ok(None);
+    }
+    if let Some(why) = rxnode_interlock::Quantity::Frequency.implausible(hz) {
+        return Err(bad(
+            path,
+            format!("the auxi chunk's XML (SDR Console) RadioCenterFreq: {why}"),
+        ));
+    }
+    Ok(Some(hz))
 }
 
 /// A name `WAVE_FORMAT_*` gives a `wFormatTag`, for messages.
@@ -675,5 +846,208 @@ mod tests {
         }
         let e = wav_name_center(Path::new("SDRSharp_20230115_093012Z_0Hz_IQ.wav")).unwrap_err();
         assert!(e.to_string().contains("0Hz is not a frequency > 0"), "{e}");
+    }
+
+    /// A 16-bit RIFF WAV of one sample with `body` as its `auxi` chunk, between
+    /// `fmt ` and `data`.
+    fn wav_with_auxi(body: &[u8]) -> Vec<u8> {
+        let f = fmt(1, 16, None);
+        let plain = wav(&f, &[1, 0, 2, 0], false);
+        let at = 12 + 8 + f.len();
+        let mut chunk = b"auxi".to_vec();
+        chunk.extend((body.len() as u32).to_le_bytes());
+        chunk.extend(body);
+        if body.len() % 2 == 1 {
+            chunk.push(0);
+        }
+        let mut out = plain[..at].to_vec();
+        out.extend(chunk);
+        out.extend(&plain[at..]);
+        let riff = (out.len() - 8) as u32;
+        out[4..8].copy_from_slice(&riff.to_le_bytes());
+        out
+    }
+
+    /// SDR Console's XML, as it writes it into its `auxi` chunk.
+    fn sdr_console_xml(center: &str) -> String {
+        format!(
+            "<?xml version=\"1.0\"?><SDR-XML-Root xml:lang=\"EN\" Description=\"Saved \
+             recording data\" Created=\"07-Dec-2026 12:00\"><Definition \
+             CurrentTimeUTC=\"07-12-2026 12:00:00\" Filename=\"rec.wav\" \
+             SoftwareName=\"SDR Console\" {center} SampleRate=\"48000\" \
+             BitsPerSample=\"16\" UTCSeconds=\"1796644800\"></Definition></SDR-XML-Root>"
+        )
+    }
+
+    /// The binary `auxi` body SpectraVue, HDSDR, SDR# and SDRuno write: two
+    /// SYSTEMTIMEs (`start`, `stop`), then `CenterFreq` and the rate.
+    fn binary_auxi(start: [u16; 8], stop: [u16; 8], center: u32) -> Vec<u8> {
+        let mut b: Vec<u8> = start
+            .iter()
+            .chain(&stop)
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        b.extend(center.to_le_bytes());
+        b.extend(RATE.to_le_bytes());
+        b.resize(164, 0);
+        b
+    }
+
+    /// The centre `IqReader` reads from a WAV whose `auxi` chunk is `body`, or its
+    /// error's text.
+    fn auxi_read(body: &[u8]) -> std::result::Result<Option<f64>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("rec.wav");
+        std::fs::write(&p, wav_with_auxi(body)).unwrap();
+        IqReader::open(&p, None)
+            .map(|r| r.info().center_hz)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Two tools write an `auxi` chunk: SDR#/HDSDR/SDRuno a binary layout, SDR
+    /// Console XML text (UTF-16LE, or UTF-8) whose `RadioCenterFreq` is the
+    /// centre. The XML was read as the binary layout: bytes 32..36 of its text
+    /// taken as CenterFreq, a 7.1 MHz recording analysed at 3.145774 MHz (UTF-16)
+    /// or 2015.392879 MHz (UTF-8). Now each is read as what it is, and a chunk
+    /// that is neither is refused naming the field.
+    #[test]
+    fn an_auxi_chunk_is_read_as_the_tool_that_wrote_it_wrote_it() {
+        let xml = sdr_console_xml("RadioCenterFreq=\"7100000\"");
+        let utf16 = |t: &str| -> Vec<u8> {
+            let mut b: Vec<u8> = t.encode_utf16().flat_map(u16::to_le_bytes).collect();
+            b.extend([0, 0]);
+            b
+        };
+        let mut bom16 = vec![0xFF, 0xFE];
+        bom16.extend(utf16(&xml));
+        let mut bom8 = vec![0xEF, 0xBB, 0xBF];
+        bom8.extend(xml.as_bytes());
+        for (what, body) in [
+            ("UTF-16LE", utf16(&xml)),
+            ("UTF-16LE with BOM", bom16),
+            ("UTF-8", [xml.as_bytes(), &[0]].concat()),
+            ("UTF-8 with BOM", bom8),
+        ] {
+            assert_eq!(auxi_read(&body), Ok(Some(7_100_000.0)), "{what}");
+        }
+        let one = |attr: &str| auxi_read(&utf16(&sdr_console_xml(attr)));
+        assert_eq!(
+            one("RadioCenterFreq = '145800000.5'"),
+            Ok(Some(145_800_000.5))
+        );
+        // No attribute, or 0: the centre is not recorded; a longer name is another one.
+        assert_eq!(one("Frequency=\"7100000\""), Ok(None));
+        assert_eq!(one("RadioCenterFreqOffset=\"5\""), Ok(None));
+        assert_eq!(one("RadioCenterFreq=\"0\""), Ok(None));
+        for (attr, want) in [
+            (
+                "RadioCenterFreq=\"7.1 MHz\"",
+                "RadioCenterFreq is \"7.1 MHz\", not a frequency in Hz",
+            ),
+            (
+                "RadioCenterFreq=\"-7100000\"",
+                "RadioCenterFreq is \"-7100000\"",
+            ),
+            ("RadioCenterFreq=\"1e9\"", "RadioCenterFreq is \"1e9\""),
+            ("RadioCenterFreq=\"5\"", "RadioCenterFreq: "),
+            (
+                "RadioCenterFreq=7100000",
+                "gives RadioCenterFreq no quoted value",
+            ),
+            (
+                "RadioCenterFreq=\"7100000\" RadioCenterFreq=\"14074000\"",
+                "states RadioCenterFreq 2 times (\"7100000\", \"14074000\")",
+            ),
+        ] {
+            let e = one(attr).unwrap_err();
+            assert!(e.contains(want), "{attr}: {e}");
+        }
+        let e = xml_center(Path::new("r.wav"), "<D RadioCenterFreq=\"7100000")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("RadioCenterFreq's value unclosed"), "{e}");
+        // An unpaired surrogate: XML in no encoding.
+        let mut broken = utf16("<x RadioCenterFreq=\"1\"");
+        broken.extend(0xD800u16.to_le_bytes());
+        let e = auxi_read(&broken).unwrap_err();
+        assert!(e.contains("neither UTF-16LE nor UTF-8"), "{e}");
+
+        // The binary layout: read as before, times or none.
+        let t = [2026, 12, 1, 7, 12, 0, 0, 0];
+        assert_eq!(
+            auxi_read(&binary_auxi(t, [0; 8], 433_920_000)),
+            Ok(Some(433_920_000.0))
+        );
+        assert_eq!(
+            auxi_read(&binary_auxi([0; 8], [0; 8], 433_920_000)),
+            Ok(Some(433_920_000.0))
+        );
+        assert_eq!(auxi_read(&binary_auxi(t, t, 0)), Ok(None));
+        // SYSTEMTIMEs no clock shows: not that layout, its CenterFreq not trusted.
+        let mut bad_month = t;
+        bad_month[1] = 13;
+        let e = auxi_read(&binary_auxi(t, bad_month, 433_920_000)).unwrap_err();
+        assert!(
+            e.contains("StopTime.wMonth (byte 18 of the chunk) is 13, not 1..12"),
+            "{e}"
+        );
+        let e = auxi_read(&binary_auxi([1, 0, 0, 0, 0, 0, 0, 0], [0; 8], 7)).unwrap_err();
+        assert!(
+            e.contains("StartTime.wYear (byte 0 of the chunk) is 1"),
+            "{e}"
+        );
+        let e = auxi_read(&[0u8; 20]).unwrap_err();
+        assert!(e.contains("auxi chunk is 20 bytes, too short"), "{e}");
+    }
+
+    /// A WAV or RF64, or a tar archive (a `.sigmf` archive), named as a raw
+    /// recording or given a raw `--format`, was read as raw samples: a 16-bit WAV
+    /// named `.cs16` analysed as 11 more samples than it holds (its 44-byte header),
+    /// a `.sigmf` archive named `.cf32` its tar headers and meta taken as samples.
+    /// Now refused naming what the file is and how it is read; a raw file that
+    /// merely starts with `RIFF` is read as raw.
+    #[test]
+    fn a_container_is_not_read_as_raw_samples() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..64u8).collect();
+        let f = fmt(1, 16, None);
+        for rf64 in [false, true] {
+            let p = dir.path().join(format!("rec{rf64}.cs16"));
+            std::fs::write(&p, wav(&f, &data, rf64)).unwrap();
+            for given in [
+                None,
+                Some(IqFormat::Cs16),
+                Some(IqFormat::Cf32),
+                Some(IqFormat::Cu8),
+            ] {
+                let e = IqReader::open(&p, given).unwrap_err().to_string();
+                let name = given.map_or("cs16", IqFormat::name);
+                assert!(
+                    e.contains("not raw samples but a WAV recording")
+                        && e.contains(&format!("read as {name}, its header and chunks"))
+                        && e.contains("--format wav"),
+                    "{rf64} {given:?}: {e}"
+                );
+            }
+            // Read as what it is, it is whole.
+            let r = IqReader::open(&p, Some(IqFormat::Wav)).unwrap();
+            assert_eq!(r.info().samples, 16, "{rf64}");
+        }
+        let mut tar = vec![0u8; 2048];
+        tar[..12].copy_from_slice(b"x.sigmf-meta");
+        tar[257..263].copy_from_slice(b"ustar\0");
+        let p = dir.path().join("x.cf32");
+        std::fs::write(&p, &tar).unwrap();
+        let e = IqReader::open(&p, None).unwrap_err().to_string();
+        assert!(
+            e.contains("not raw samples but a tar archive") && e.contains("name it .sigmf"),
+            "{e}"
+        );
+        // Raw samples that open with the bytes "RIFF" are raw samples.
+        let mut raw = b"RIFF".to_vec();
+        raw.resize(2048, 7);
+        let p = dir.path().join("y.cs16");
+        std::fs::write(&p, &raw).unwrap();
+        assert_eq!(IqReader::open(&p, None).unwrap().info().samples, 512);
     }
 }
