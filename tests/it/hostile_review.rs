@@ -495,25 +495,98 @@ fn a_receive_task_reaches_only_hosts_the_node_policy_lists() {
 /// SoapyRemote searched the LAN for servers (an SSDP M-SEARCH to 239.255.255.250:1900,
 /// mDNS through avahi) and connected to whichever answered. The step now lists this
 /// node's radios only: nothing reaches the SSDP group during the run.
+///
+/// As root (the suite's loopback-only sandbox has no multicast route, so a search
+/// there would fail before any socket saw it, and SoapyRemote does not search on
+/// loopback) the run and an outside listener share a network namespace of their
+/// own with a veth pair that routes the SSDP group, no other host on it;
+/// otherwise the listener joins the group on this host's network.
 #[cfg(unix)]
 #[test]
 fn a_task_inventory_step_does_not_search_the_lan() {
-    use std::net::Ipv4Addr;
-    let group = Ipv4Addr::new(239, 255, 255, 250);
-    let ssdp = ssdp_listener();
-    ssdp.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)
-        .expect("join the SSDP group");
-    ssdp.set_nonblocking(true).unwrap();
     let lab = Lab::new();
     let plan = r#"{"steps": [{"op": "inventory"}]}"#;
     lab.post_and_approve("INV_LAN", &[("HARDWARE_ACCESS", "YES")], Some(plan));
-    let out = lab.run(&["run", "INV_LAN"], "");
+    // SAFETY: geteuid has no preconditions.
+    let (out, searches) = if unsafe { libc::geteuid() } == 0 {
+        run_in_a_namespace_with_ssdp(&lab, &["run", "INV_LAN"])
+    } else {
+        run_beside_an_ssdp_listener(&lab, &["run", "INV_LAN"])
+    };
     expect_exit!(out, 0);
     assert!(
         text(&out.stdout).contains("PASS"),
         "the inventory step ran: {}",
         show(&out)
     );
+    assert_eq!(searches, 0, "the task's inventory step searched the LAN");
+}
+
+/// `rxnode ARGS` (the lab's checkout) in a new network namespace whose only link
+/// (a veth pair, 10.255.0.1/24) routes the SSDP group, beside a Python listener
+/// on 1900/udp there;
+/// its output and the number of M-SEARCH datagrams the listener saw.
+#[cfg(unix)]
+fn run_in_a_namespace_with_ssdp(lab: &Lab, args: &[&str]) -> (std::process::Output, usize) {
+    const LISTENER: &str = r#"
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", 1900))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+             struct.pack("4s4s", socket.inet_aton("239.255.255.250"), socket.inet_aton("10.255.0.1")))
+f = open(sys.argv[1], "w")
+f.write("ready\n"); f.flush()
+while True:
+    d, _ = s.recvfrom(4096)
+    f.write(d.split(b"\r\n")[0].decode("latin-1") + "\n"); f.flush()
+"#;
+    const SCRIPT: &str = r#"ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v0 up && ip link set v1 up && ip addr add 10.255.0.1/24 dev v0 && ip route add 239.255.255.250/32 dev v0 || exit 97
+heard=$1; shift
+python3 -c "$LISTENER" "$heard" & l=$!
+i=0; while ! grep -q ready "$heard" 2>/dev/null; do i=$((i+1)); [ $i -gt 100 ] && exit 98; sleep 0.05; done
+"$@"; rc=$?
+sleep 0.3; kill $l; wait $l 2>/dev/null
+exit $rc"#;
+    let heard = lab.dir.path().join("ssdp-heard.txt");
+    let inner = lab.rxnode();
+    let mut c = std::process::Command::new("unshare");
+    c.args(["--net", "--", "sh", "-c", SCRIPT, "sh"])
+        .arg(&heard)
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .args(args)
+        .env("LISTENER", LISTENER)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let out = c.output().expect("unshare");
+    assert!(
+        !matches!(out.status.code(), Some(97 | 98)),
+        "the namespace with the SSDP route or its listener did not start ({:?}): {}",
+        out.status,
+        show(&out)
+    );
+    let heard = std::fs::read_to_string(&heard).unwrap_or_default();
+    let searches = heard.lines().filter(|l| l.starts_with("M-SEARCH")).count();
+    (out, searches)
+}
+
+/// `rxnode ARGS` on this host's network beside a listener that joined the SSDP
+/// group; its output and the number of M-SEARCH datagrams heard.
+#[cfg(unix)]
+fn run_beside_an_ssdp_listener(lab: &Lab, args: &[&str]) -> (std::process::Output, usize) {
+    use std::net::Ipv4Addr;
+    let group = Ipv4Addr::new(239, 255, 255, 250);
+    let ssdp = ssdp_listener();
+    ssdp.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)
+        .expect("join the SSDP group (this host needs a multicast route)");
+    ssdp.set_nonblocking(true).unwrap();
+    let out = lab.run(args, "");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let mut buf = [0u8; 2048];
     let mut searches = 0;
@@ -522,7 +595,7 @@ fn a_task_inventory_step_does_not_search_the_lan() {
             searches += 1;
         }
     }
-    assert_eq!(searches, 0, "the task's inventory step searched the LAN");
+    (out, searches)
 }
 
 /// A UDP socket on the SSDP port, shared (`SO_REUSEADDR`) as SoapyRemote shares it:
