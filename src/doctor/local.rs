@@ -181,6 +181,14 @@ pub(super) fn state_file(paths: &Paths) -> Check {
 /// The `ledger` check: every line is a JSON entry.
 pub(super) fn ledger_file(paths: &Paths) -> Check {
     let p = paths.ledger();
+    let unreadable = |e: std::io::Error| {
+        check(
+            CheckName::Ledger,
+            Verdict::Fail,
+            format!("cannot read {}: {e}", p.display()),
+            "check the file's owner and permissions",
+        )
+    };
     let file = match crate::store::fsutil::open(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return check(
@@ -190,14 +198,7 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
                 "",
             )
         }
-        Err(e) => {
-            return check(
-                CheckName::Ledger,
-                Verdict::Fail,
-                format!("cannot read {}: {e}", p.display()),
-                "check the file's owner and permissions",
-            )
-        }
+        Err(e) => return unreadable(e),
         Ok(f) => f,
     };
     // Read as a stream: memory does not grow with the ledger.
@@ -208,14 +209,7 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
         let l = match r.next_line() {
             Ok(Some(l)) => l,
             Ok(None) => break,
-            Err(e) => {
-                return check(
-                    CheckName::Ledger,
-                    Verdict::Fail,
-                    format!("cannot read {}: {e}", p.display()),
-                    "check the file's owner and permissions",
-                )
-            }
+            Err(e) => return unreadable(e),
         };
         let Some(bytes) = l.bytes else {
             bad.push(format!("{} ({} bytes)", l.n, l.len));
